@@ -1,0 +1,52 @@
+"""jaxlite: JAX's programming model on NumPy.
+
+Trace numerical Python functions to jaxprs and transform them (jit, ...), with host
+callbacks as nearly free operations. `import jaxlite as jax` runs JAX code unchanged.
+"""
+
+from jaxlite import config as _config_module
+from jaxlite.config import config, disable_jit, enable_x64
+from jaxlite.core import Array
+from jaxlite.api import (
+    ShapeDtypeStruct,
+    block_until_ready,
+    default_backend,
+    device_count,
+    device_get,
+    device_put,
+    devices,
+    eval_shape,
+    jit,
+    local_device_count,
+    local_devices,
+    make_jaxpr,
+)
+from jaxlite import dtypes, errors, lax, numpy, tree_util
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Array",
+    "ShapeDtypeStruct",
+    "block_until_ready",
+    "config",
+    "default_backend",
+    "device_count",
+    "device_get",
+    "device_put",
+    "devices",
+    "disable_jit",
+    "dtypes",
+    "enable_x64",
+    "errors",
+    "eval_shape",
+    "jit",
+    "lax",
+    "local_device_count",
+    "local_devices",
+    "make_jaxpr",
+    "numpy",
+    "tree_util",
+]
+
+del _config_module

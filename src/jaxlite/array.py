@@ -1,0 +1,151 @@
+"""`Array`: jaxlite's immutable array, a NumPy buffer plus JAX's weak-type flag.
+
+The buffer is never written after creation, so it can be shared freely: with callbacks
+(zero-copy, read-only views), with `np.asarray` and between Arrays. Operators, methods and
+`.at[]` are attached by `jaxlite.numpy.array_methods`, which gives `Tracer` the same set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Array:
+    """An immutable array living on the (single, CPU) device.
+
+    `_value` is a NumPy ndarray or NumPy scalar whose dtype is already canonical (32-bit
+    unless x64 is enabled); `weak_type` marks values that came from Python scalars and
+    do not upcast other arrays in type promotion.
+    """
+
+    __slots__ = ("_value", "weak_type")
+    __array_priority__ = 100
+
+    def __init__(self, value, weak_type=False):
+        self._value = value
+        self.weak_type = weak_type
+
+    shape = property(lambda self: self._value.shape)
+    dtype = property(lambda self: self._value.dtype)
+    ndim = property(lambda self: self._value.ndim)
+    size = property(lambda self: self._value.size)
+    nbytes = property(lambda self: self._value.nbytes)
+    itemsize = property(lambda self: self._value.itemsize)
+
+    @property
+    def aval(self):
+        from jaxlite.core import ShapedArray
+
+        return ShapedArray(self._value.shape, self._value.dtype, self.weak_type)
+
+    # -- conversions to Python and NumPy --------------------------------------------------
+
+    def __array__(self, dtype=None, copy=None):
+        v = self._value
+        if type(v) is np.ndarray and v.flags.writeable:
+            v.flags.writeable = False
+        if copy:
+            return np.array(v, dtype=dtype, copy=True)
+        return np.asarray(v, dtype=dtype)
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __complex__(self):
+        return complex(self._value)
+
+    def __index__(self):
+        if not np.issubdtype(self._value.dtype, np.integer):
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self._value)
+
+    def item(self, *args):
+        return np.asarray(self._value).item(*args)
+
+    def tolist(self):
+        return np.asarray(self._value).tolist()
+
+    def __len__(self):
+        if not self._value.shape:
+            raise TypeError("len() of unsized object")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        v = self._value
+        if not v.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (Array(row, self.weak_type) for row in np.asarray(v))
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'jaxlite.Array'")
+
+    def __setitem__(self, idx, value):
+        from jaxlite.core import IMMUTABLE_MESSAGE
+
+        raise TypeError(IMMUTABLE_MESSAGE)
+
+    def __reduce__(self):
+        return (Array, (np.asarray(self._value), self.weak_type))
+
+    # -- printing -------------------------------------------------------------------------
+
+    def __repr__(self):
+        v = np.asarray(self._value)
+        weak = ", weak_type=True" if self.weak_type else ""
+        if v.size == 0 and v.ndim:
+            return f"Array([], shape={v.shape}, dtype={v.dtype.name}{weak})"
+        body = np.array2string(v, prefix="Array(", separator=", ")
+        return f"Array({body}, dtype={v.dtype.name}{weak})"
+
+    def __str__(self):
+        return str(np.asarray(self._value))
+
+    def __format__(self, spec):
+        if not spec:
+            return str(self)
+        return format(self._value[()] if self._value.ndim == 0 else self._value, spec)
+
+    # -- device API -----------------------------------------------------------------------
+
+    def block_until_ready(self):
+        return self
+
+    def copy_to_host_async(self):
+        pass
+
+    def is_deleted(self):
+        return False
+
+    def delete(self):
+        pass
+
+    @property
+    def is_fully_addressable(self):
+        return True
+
+    @property
+    def committed(self):
+        return False
+
+    def devices(self):
+        from jaxlite.api import devices
+
+        return set(devices())
+
+    @property
+    def device(self):
+        from jaxlite.api import devices
+
+        return devices()[0]
+
+    @property
+    def sharding(self):
+        from jaxlite.api import SingleDeviceSharding, devices
+
+        return SingleDeviceSharding(devices()[0])

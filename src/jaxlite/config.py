@@ -1,0 +1,223 @@
+"""Global configuration: the `jax.config` object and its context managers.
+
+JAX keeps a handful of process-wide switches (64-bit types, NaN checking, eager
+mode, ...) and reads them at trace time. jaxlite keeps the same names, defaults
+and environment variables so that `jax.config.update("jax_enable_x64", True)` and
+`JAX_ENABLE_X64=1` mean the same thing here.
+
+The options most often read on the hot path are mirrored as plain attributes
+(`config.x64_enabled`, `config.debug_nans`, `config.disable_jit`, ...), and
+`config.trace_context` is a hashable tuple of every option that changes what a
+trace produces, so `jit` can put it straight into its cache key. Both are
+recomputed on every `update`, after which registered listeners run (the dtypes
+module uses one to switch its caches between 32- and 64-bit mode).
+"""
+
+import contextlib
+import os
+
+_TRUE_STRINGS = frozenset({"1", "true", "t", "yes", "y", "on"})
+_FALSE_STRINGS = frozenset({"0", "false", "f", "no", "n", "off", ""})
+
+_RANK_PROMOTION_VALUES = ("allow", "warn", "raise")
+_MATMUL_PRECISION_VALUES = (
+    "default",
+    "high",
+    "highest",
+    "bfloat16",
+    "tensorfloat32",
+    "float32",
+    "ANY_F8_ANY_F8_F32",
+    "ANY_F8_ANY_F8_F32_FAST_ACCUM",
+    "ANY_F8_ANY_F8_ANY",
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM",
+    "F16_F16_F16",
+    "F16_F16_F32",
+    "BF16_BF16_BF16",
+    "BF16_BF16_F32",
+    "BF16_BF16_F32_X3",
+    "BF16_BF16_F32_X6",
+    "BF16_BF16_F32_X9",
+    "TF32_TF32_F32",
+    "TF32_TF32_F32_X3",
+    "F32_F32_F32",
+    "F64_F64_F64",
+)
+
+
+def bool_env(varname, default):
+    """Reads a boolean from the environment ("1", "true", "yes" / "0", "false", "")."""
+    value = os.environ.get(varname)
+    if value is None:
+        return default
+    lowered = value.strip().lower()
+    if lowered in _TRUE_STRINGS:
+        return True
+    if lowered in _FALSE_STRINGS:
+        return False
+    raise ValueError(
+        f"invalid truth value {value!r} for environment variable {varname!r}; "
+        "use one of 1/true/yes/on or 0/false/no/off."
+    )
+
+
+def _check_bool(name, value):
+    return bool(value)
+
+
+def _check_rank_promotion(name, value):
+    if value not in _RANK_PROMOTION_VALUES:
+        raise ValueError(
+            f"{name} must be one of {list(_RANK_PROMOTION_VALUES)}, got {value!r}."
+        )
+    return value
+
+
+def _check_matmul_precision(name, value):
+    if value is not None and value not in _MATMUL_PRECISION_VALUES:
+        raise ValueError(
+            f"{name} must be None or one of {list(_MATMUL_PRECISION_VALUES)}, "
+            f"got {value!r}."
+        )
+    return value
+
+
+def _check_optional_str(name, value):
+    if value is not None and not isinstance(value, str):
+        raise ValueError(
+            f"{name} must be None or a string, got {value!r} of type {type(value)}."
+        )
+    return value
+
+
+class _Option:
+    """One configuration option: default, environment variable and validator."""
+
+    def __init__(self, default, env_var, check):
+        self.default = default
+        self.env_var = env_var
+        self.check = check
+
+    def initial_value(self):
+        if self.env_var is None:
+            return self.default
+        if self.check is _check_bool:
+            return bool_env(self.env_var, self.default)
+        return self.check(self.env_var, os.environ.get(self.env_var, self.default))
+
+
+_OPTIONS = {
+    "jax_enable_x64": _Option(False, "JAX_ENABLE_X64", _check_bool),
+    "jax_debug_nans": _Option(False, "JAX_DEBUG_NANS", _check_bool),
+    "jax_debug_infs": _Option(False, "JAX_DEBUG_INFS", _check_bool),
+    "jax_disable_jit": _Option(False, "JAX_DISABLE_JIT", _check_bool),
+    "jax_threefry_partitionable": _Option(
+        True, "JAX_THREEFRY_PARTITIONABLE", _check_bool
+    ),
+    "jax_numpy_rank_promotion": _Option(
+        "allow", "JAX_NUMPY_RANK_PROMOTION", _check_rank_promotion
+    ),
+    "jax_default_matmul_precision": _Option(
+        None, "JAX_DEFAULT_MATMUL_PRECISION", _check_matmul_precision
+    ),
+    "jax_platforms": _Option(None, "JAX_PLATFORMS", _check_optional_str),
+    "jax_platform_name": _Option(None, "JAX_PLATFORM_NAME", _check_optional_str),
+}
+
+# Options whose value changes what tracing produces, in `trace_context` order.
+_TRACE_OPTIONS = (
+    "jax_enable_x64",
+    "jax_debug_nans",
+    "jax_debug_infs",
+    "jax_disable_jit",
+    "jax_numpy_rank_promotion",
+    "jax_default_matmul_precision",
+)
+
+
+class Config:
+    """Process-wide options, read as attributes and changed with `update`."""
+
+    def __init__(self):
+        self._values = {name: opt.initial_value() for name, opt in _OPTIONS.items()}
+        self._listeners = []
+        self._sync()
+
+    def _sync(self):
+        values = self._values
+        self.x64_enabled = values["jax_enable_x64"]
+        self.debug_nans = values["jax_debug_nans"]
+        self.debug_infs = values["jax_debug_infs"]
+        self.disable_jit = values["jax_disable_jit"]
+        self.trace_context = tuple(values[name] for name in _TRACE_OPTIONS)
+
+    def _unknown(self, name):
+        return AttributeError(
+            f"Unrecognized config option: {name!r}. Known options are: "
+            f"{', '.join(sorted(_OPTIONS))}. Check the spelling, e.g. "
+            "config.update('jax_enable_x64', True)."
+        )
+
+    def __getattr__(self, name):
+        # Only called when normal lookup fails: the option names live in _values.
+        values = self.__dict__.get("_values")
+        if values is not None and name in values:
+            return values[name]
+        raise self._unknown(name)
+
+    def update(self, name, value):
+        """Sets option `name` to `value` and notifies the listeners."""
+        option = _OPTIONS.get(name)
+        if option is None:
+            raise self._unknown(name)
+        self._values[name] = option.check(name, value)
+        self._sync()
+        for listener in tuple(self._listeners):
+            listener(name, self._values[name])
+
+    def read(self, name):
+        """Returns the current value of option `name`."""
+        if name not in _OPTIONS:
+            raise self._unknown(name)
+        return self._values[name]
+
+    @property
+    def values(self):
+        """A copy of every option's current value, keyed by name."""
+        return dict(self._values)
+
+    def add_listener(self, fn):
+        """Registers `fn(name, value)`, called after every successful `update`."""
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn):
+        self._listeners.remove(fn)
+
+    def config_with_absl(self):
+        """Accepted for compatibility with JAX; jaxlite has no absl flags."""
+
+    def parse_flags_with_absl(self):
+        """Accepted for compatibility with JAX; jaxlite has no absl flags."""
+
+
+config = Config()
+
+
+@contextlib.contextmanager
+def _temporarily(name, value):
+    previous = config.read(name)
+    config.update(name, value)
+    try:
+        yield
+    finally:
+        config.update(name, previous)
+
+
+def enable_x64(new_val=True):
+    """Context manager that turns 64-bit types on (or off) inside its block."""
+    return _temporarily("jax_enable_x64", new_val)
+
+
+def disable_jit(disable=True):
+    """Context manager that runs `jit`-decorated functions eagerly in its block."""
+    return _temporarily("jax_disable_jit", disable)

@@ -1,0 +1,681 @@
+"""The core: primitives, traces, abstract values and jaxprs.
+
+Every operation jaxlite knows is a `Primitive`. `Primitive.bind` hands the operation to the
+*current trace*, which lives in one thread-local slot ("stackless" tracing): the eval trace
+runs NumPy implementations, a jaxpr trace records equations, a JVP or batching trace applies
+its rule and re-binds under its parent. A tracer always knows the trace that made it, so two
+nested transformations of the same kind never confuse each other's values.
+
+Rules live in tables owned by the interpreter that uses them (`impl_rules` and
+`abstract_eval_rules` here, `jvp_rules` in `interpreters.ad`, ...). Every rule returns a list,
+one entry per output.
+
+The typed IR is the jaxpr: `Var`s and `Literal`s flow through `JaxprEqn`s. `eval_jaxpr`
+interprets one by binding each equation's primitive, so evaluating a jaxpr under any trace
+transforms it; `pretty_print` writes JAX's text format.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from contextlib import contextmanager
+
+import numpy as np
+
+from jaxlite import dtypes
+from jaxlite.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+from jaxlite.util import safe_map, safe_zip
+
+map, unsafe_map = safe_map, map
+zip, unsafe_zip = safe_zip, zip
+
+no_effects: frozenset = frozenset()
+
+# ----------------------------------------------------------------------------------------
+# Abstract values
+
+
+class ShapedArray:
+    """The abstract value of an array: shape, dtype and whether the dtype is weak."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def strip_weak_type(self):
+        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def str_short(self, short_dtypes=True):
+        name = dtypes.short_name(self.dtype) if short_dtypes else self.dtype.name
+        return f"{name}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short(False)}{weak})"
+
+    __str__ = __repr__
+
+
+def get_aval(x) -> ShapedArray:
+    """The abstract value of any JAX value: Array, Tracer, NumPy value or Python scalar."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
+    dtype, weak = dtypes.dtype_and_weak(x)
+    return ShapedArray(np.shape(x), dtype, weak)
+
+
+def is_jax_type(x) -> bool:
+    """Whether `x` can be a JAX value (an array, a tracer, a NumPy value or a scalar)."""
+    return isinstance(x, (Tracer, *_array_types)) or type(x) in _scalar_types
+
+
+_scalar_types = {bool, int, float, complex}
+_array_types: tuple = (np.ndarray, np.generic)  # Array is added by jaxlite.array
+
+
+def concrete_or_error(force, x, context=""):
+    """`force(value)` if `x` has a concrete value, else a ConcretizationTypeError."""
+    if isinstance(x, Tracer):
+        val = x.to_concrete_value()
+        if val is None:
+            raise ConcretizationTypeError(x, context)
+        return force(val)
+    return force(x)
+
+
+# ----------------------------------------------------------------------------------------
+# Primitives and rule tables
+
+impl_rules: dict = {}
+abstract_eval_rules: dict = {}
+weak_type_rules: dict = {}
+
+
+class Primitive:
+    """A named operation. `bind` applies it under whatever trace is current."""
+
+    __slots__ = ("name", "multiple_results")
+
+    def __init__(self, name, multiple_results=False):
+        self.name = name
+        self.multiple_results = multiple_results
+
+    def bind(self, *args, **params):
+        outs = _state.trace.process_primitive(self, args, params)
+        return outs if self.multiple_results else outs[0]
+
+    def __repr__(self):
+        return self.name
+
+
+def _all_weak(in_weak, **_):
+    return bool(in_weak) and all(in_weak)
+
+
+def out_weak_types(prim, in_weak, params):
+    """Weak-type flags of `prim`'s outputs (shared by eager evaluation and abstract eval)."""
+    rule = weak_type_rules.get(prim)
+    if rule is None:
+        return _all_weak(in_weak)
+    return rule(in_weak, **params)
+
+
+def abstract_eval(prim, avals, params):
+    rule = abstract_eval_rules.get(prim)
+    if rule is None:
+        raise NotImplementedError(f"no abstract evaluation rule for primitive '{prim}'")
+    return rule(*avals, **params)
+
+
+# ----------------------------------------------------------------------------------------
+# Traces and tracers
+
+
+class Trace:
+    """Interprets primitives. Subclasses override `process_primitive` and friends."""
+
+    is_live = True
+
+    def process_primitive(self, prim, args, params):
+        raise NotImplementedError
+
+    def __repr__(self):
+        return type(self).__name__
+
+
+class EvalTrace(Trace):
+    """Runs every primitive's NumPy implementation right away (eager mode)."""
+
+    def process_primitive(self, prim, args, params):
+        vals = []
+        weak = []
+        for x in args:
+            t = type(x)
+            if t is Array:
+                vals.append(x._value)
+                weak.append(x.weak_type)
+            elif isinstance(x, Tracer):
+                raise UnexpectedTracerError.escaped(x, prim)
+            elif t in _scalar_types:
+                vals.append(x)
+                weak.append(True)
+            else:
+                vals.append(x)
+                weak.append(False)
+        outs = impl_rules[prim](*vals, **params)
+        rule = weak_type_rules.get(prim)
+        if rule is None:
+            w = bool(weak) and all(weak)
+            return [Array(o, w) for o in outs]
+        ws = rule(weak, **params)
+        if prim.multiple_results:
+            return [Array(o, w) for o, w in zip(outs, ws)]
+        return [Array(outs[0], ws)]
+
+
+class _TraceState(threading.local):
+    trace: Trace = EvalTrace()
+
+
+_state = _TraceState()
+eval_trace = _TraceState.trace
+
+
+def current_trace() -> Trace:
+    return _state.trace
+
+
+@contextmanager
+def set_current_trace(trace):
+    prev = _state.trace
+    _state.trace = trace
+    try:
+        yield
+    finally:
+        _state.trace = prev
+
+
+def find_cur_trace_is_eval() -> bool:
+    return _state.trace is eval_trace
+
+
+class Tracer:
+    """A value standing for an array while a function is traced or transformed.
+
+    Subclasses store whatever their trace needs and expose `aval`. Operators, methods and
+    properties (`shape`, `dtype`, `+`, `.sum()`, ...) are shared with `Array`.
+    """
+
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def to_concrete_value(self):
+        """A concrete NumPy value if this tracer has one (e.g. a JVP primal), else None."""
+        return None
+
+    def __repr__(self):
+        return f"Traced<{self.aval!r}>with<{self._trace!r}>"
+
+    def __bool__(self):
+        val = self.to_concrete_value()
+        if val is None:
+            raise TracerBoolConversionError(self)
+        return bool(val)
+
+    def _scalar_conversion(self, force, name):
+        val = self.to_concrete_value()
+        if val is None:
+            raise ConcretizationTypeError(self, f"The problem arose with the `{name}` "
+                                          f"function. If trying to convert the data type of "
+                                          f"a value, try using `x.astype({name})` or "
+                                          f"`jnp.array(x, {name})` instead.")
+        return force(val)
+
+    def __int__(self):
+        return self._scalar_conversion(int, "int")
+
+    def __float__(self):
+        return self._scalar_conversion(float, "float")
+
+    def __complex__(self):
+        return self._scalar_conversion(complex, "complex")
+
+    def __index__(self):
+        val = self.to_concrete_value()
+        if val is None:
+            raise TracerIntegerConversionError(self)
+        return int(val.__index__() if hasattr(val, "__index__") else val)
+
+    def __array__(self, dtype=None, copy=None):
+        val = self.to_concrete_value()
+        if val is None:
+            raise TracerArrayConversionError(self)
+        return np.asarray(val, dtype=dtype)
+
+    def item(self, *args):
+        val = self.to_concrete_value()
+        if val is None:
+            raise ConcretizationTypeError(self, "The problem arose with the `item` method.")
+        return np.asarray(val).item(*args)
+
+    def tolist(self):
+        val = self.to_concrete_value()
+        if val is None:
+            raise ConcretizationTypeError(self, "The problem arose with `tolist`.")
+        return np.asarray(val).tolist()
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {type(self).__name__}")
+
+    def __setitem__(self, idx, value):
+        raise TypeError(IMMUTABLE_MESSAGE)
+
+
+IMMUTABLE_MESSAGE = (
+    "JAX arrays are immutable and do not support in-place item assignment. Instead of "
+    "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+    "https://jax.ac.cn/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+)
+
+
+# ----------------------------------------------------------------------------------------
+# Jaxprs
+
+
+class Var:
+    """A variable of a jaxpr. Its printed name is given when the jaxpr is printed."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Var({self.aval.str_short()})"
+
+
+class Literal:
+    """A scalar constant written inline in a jaxpr (`2.0:f32[]`)."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"{_literal_text(self.val)}:{self.aval.str_short()}"
+
+
+def _literal_text(val):
+    v = np.asarray(val)
+    if v.dtype == np.bool_:
+        return str(bool(v))
+    if np.issubdtype(v.dtype, np.integer):
+        return str(int(v))
+    if np.issubdtype(v.dtype, np.complexfloating):
+        return str(complex(v))
+    return repr(float(v))
+
+
+class JaxprEqn:
+    __slots__ = ("primitive", "invars", "params", "outvars", "effects")
+
+    def __init__(self, primitive, invars, params, outvars, effects=no_effects):
+        self.primitive = primitive
+        self.invars = invars
+        self.params = params
+        self.outvars = outvars
+        self.effects = effects
+
+    def replace(self, **kwargs):
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(kwargs)
+        return JaxprEqn(**fields)
+
+    def __repr__(self):
+        return pp_eqn(self, _Namer(), 0)
+
+
+class Jaxpr:
+    """A typed, closed-form program: `constvars; invars. let eqns in outvars`."""
+
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "effects")
+
+    def __init__(self, constvars, invars, outvars, eqns, effects=None):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.eqns = list(eqns)
+        if effects is None:
+            effects = join_effects(*(e.effects for e in self.eqns))
+        self.effects = effects
+
+    in_avals = property(lambda self: [v.aval for v in self.invars])
+    out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+    def __repr__(self):
+        return pretty_print(self)
+
+    __str__ = __repr__
+
+
+class ClosedJaxpr:
+    """A jaxpr together with the values of its constvars."""
+
+    __slots__ = ("jaxpr", "consts", "_compiled")
+
+    def __init__(self, jaxpr, consts):
+        assert len(jaxpr.constvars) == len(consts)
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+        self._compiled = None
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+    effects = property(lambda self: self.jaxpr.effects)
+
+    def __repr__(self):
+        return pretty_print(self.jaxpr)
+
+    __str__ = __repr__
+
+    def pretty_print(self, **_):
+        return pretty_print(self.jaxpr)
+
+
+def join_effects(*effect_sets):
+    out = set()
+    for effects in effect_sets:
+        out.update(effects)
+    return frozenset(out)
+
+
+def jaxpr_as_fun(closed_jaxpr):
+    def fun(*args):
+        return eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
+
+    return fun
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
+    """Interpret `jaxpr` by binding each equation under the current trace."""
+    env = {}
+
+    def read(x):
+        return x.val if type(x) is Literal else env[x]
+
+    for v, val in zip(jaxpr.constvars, consts):
+        env[v] = val
+    for v, val in zip(jaxpr.invars, args):
+        env[v] = val
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*unsafe_map(read, eqn.invars), **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for v, val in zip(eqn.outvars, outs):
+            env[v] = val
+    return [read(v) for v in jaxpr.outvars]
+
+
+# ----------------------------------------------------------------------------------------
+# Typechecking
+
+
+class JaxprTypeError(TypeError):
+    pass
+
+
+def typecheck_jaxpr(jaxpr: Jaxpr):
+    """Check that every variable is defined once before use and that avals are consistent."""
+    defined = set()
+
+    def define(v):
+        if v in defined:
+            raise JaxprTypeError(f"variable {v} defined twice")
+        defined.add(v)
+
+    def check_atom(x, where):
+        if type(x) is Literal:
+            return x.aval
+        if x not in defined:
+            raise JaxprTypeError(f"variable {x} used before it is defined, in {where}")
+        return x.aval
+
+    for v in (*jaxpr.constvars, *jaxpr.invars):
+        define(v)
+    for eqn in jaxpr.eqns:
+        in_avals = [check_atom(x, eqn.primitive) for x in eqn.invars]
+        out_avals, effects = abstract_eval(eqn.primitive, in_avals, eqn.params)
+        for v, aval in zip(eqn.outvars, out_avals):
+            if (v.aval.shape, v.aval.dtype) != (aval.shape, aval.dtype):
+                raise JaxprTypeError(
+                    f"{eqn.primitive}: declared output type {v.aval.str_short()} but the "
+                    f"rule gives {aval.str_short()}"
+                )
+            define(v)
+        if not set(effects) <= set(eqn.effects):
+            raise JaxprTypeError(f"{eqn.primitive}: missing effects {effects}")
+    for x in jaxpr.outvars:
+        check_atom(x, "the outputs")
+    if not join_effects(*(e.effects for e in jaxpr.eqns)) <= set(jaxpr.effects):
+        raise JaxprTypeError("jaxpr effects do not cover its equations' effects")
+
+
+# ----------------------------------------------------------------------------------------
+# Dead-code elimination
+
+dce_rules: dict = {}
+
+
+def dce_jaxpr(jaxpr: Jaxpr, used_outputs=None, prune_invars=False):
+    """Drop equations whose outputs are unused and that have no effects.
+
+    Returns `(new_jaxpr, used_inputs)`. A primitive with inner jaxprs may register a
+    `dce_rules[prim](used_outs, eqn) -> (used_ins, new_eqn or None)` to prune inside.
+    """
+    if used_outputs is None:
+        used_outputs = [True] * len(jaxpr.outvars)
+    live = {v for v, u in zip(jaxpr.outvars, used_outputs) if u and type(v) is Var}
+    new_eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        used_outs = [v in live for v in eqn.outvars]
+        rule = dce_rules.get(eqn.primitive)
+        if rule is not None:
+            used_ins, eqn = rule(used_outs, eqn)
+            if eqn is None:
+                continue
+        elif any(used_outs) or eqn.effects:
+            used_ins = [True] * len(eqn.invars)
+        else:
+            continue
+        new_eqns.append(eqn)
+        live.update(x for x, u in zip(eqn.invars, used_ins) if u and type(x) is Var)
+    new_eqns.reverse()
+    used_inputs = [v in live for v in jaxpr.invars]
+    invars = jaxpr.invars
+    if prune_invars:
+        invars = [v for v, u in zip(invars, used_inputs) if u]
+    outvars = [v for v, u in zip(jaxpr.outvars, used_outputs) if u]
+    constvars = [v for v in jaxpr.constvars if v in live]
+    new = Jaxpr(constvars, invars, outvars, new_eqns)
+    return new, used_inputs
+
+
+def dce_closed_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
+    jaxpr = closed.jaxpr
+    new, _ = dce_jaxpr(jaxpr)
+    if len(new.eqns) == len(jaxpr.eqns) and len(new.constvars) == len(jaxpr.constvars):
+        return closed
+    kept = set(new.constvars)
+    consts = [c for v, c in zip(jaxpr.constvars, closed.consts) if v in kept]
+    return ClosedJaxpr(new, consts)
+
+
+# ----------------------------------------------------------------------------------------
+# Pretty printing in JAX's text format
+
+_LINE_WIDTH = 80
+
+
+class _Namer:
+    """Names variables a, b, ..., z, ba, bb, ... in order of first appearance."""
+
+    def __init__(self):
+        self.names = {}
+
+    def __call__(self, v):
+        if type(v) is Literal:
+            return repr(v)
+        name = self.names.get(v)
+        if name is None:
+            name = self.names[v] = _var_name(len(self.names))
+        return name
+
+    def binder(self, v):
+        return f"{self(v)}:{v.aval.str_short()}"
+
+
+def _var_name(i):
+    letters = ""
+    while True:
+        letters = chr(ord("a") + i % 26) + letters
+        i //= 26
+        if i == 0:
+            return letters
+
+
+def pp_param(value, indent):
+    if isinstance(value, ClosedJaxpr):
+        value = value.jaxpr
+    if isinstance(value, Jaxpr):
+        return _pp_jaxpr(value, _Namer(), indent)
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return np.dtype(value).name
+    if isinstance(value, tuple) and any(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value):
+        return "(" + " ".join(pp_param(v, indent) for v in value) + ")"
+    return str(value) if isinstance(value, str) else repr(value)
+
+
+def pp_eqn(eqn, namer, indent):
+    args = " ".join(namer(x) for x in eqn.invars)
+    lhs = " ".join(namer.binder(v) for v in eqn.outvars) or "_"
+    name = eqn.primitive.name
+    if not eqn.params:
+        return f"{lhs} = {name} {args}".rstrip() if args else f"{lhs} = {name} "
+    items = list(eqn.params.items())
+    flat = " ".join(f"{k}={pp_param(v, indent + 2)}" for k, v in items)
+    one_line = f"{lhs} = {name}[{flat}] {args}"
+    if "\n" not in flat and indent + len(one_line) <= _LINE_WIDTH:
+        return one_line
+    pad = " " * (indent + 2)
+    lines = [f"{lhs} = {name}["]
+    lines += [f"{pad}{k}={pp_param(v, indent + 2)}" for k, v in items]
+    lines.append(" " * indent + f"] {args}")
+    return "\n".join(lines)
+
+
+def _pp_jaxpr(jaxpr, namer, indent):
+    consts = " ".join(namer.binder(v) for v in jaxpr.constvars)
+    invars = " ".join(namer.binder(v) for v in jaxpr.invars)
+    eqns = [pp_eqn(e, namer, indent + 4) for e in jaxpr.eqns]
+    outs = ", ".join(namer(v) for v in jaxpr.outvars)
+    outs = f"({outs},)" if len(jaxpr.outvars) == 1 else f"({outs})"
+    head = f"{{ lambda {consts}; {invars}. let"
+    one_line = f"{head} {'; '.join(eqns)} in {outs} }}"
+    if all("\n" not in e for e in eqns) and indent + len(one_line) <= _LINE_WIDTH:
+        return one_line
+    body_pad = " " * (indent + 4)
+    lines = _wrap_words(head, indent, body_pad)
+    lines += [body_pad + e for e in eqns]
+    lines.append(" " * (indent + 2) + f"in {outs} }}")
+    return "\n".join(lines)
+
+
+def _wrap_words(text, indent, pad):
+    """Break a long `{ lambda ...` header at spaces, continuing lines at `pad`."""
+    words = text.split(" ")
+    lines, cur = [], words[0]
+    for w in words[1:]:
+        width = indent if not lines else 0
+        if width + len(cur) + 1 + len(w) > _LINE_WIDTH:
+            lines.append(cur)
+            cur = pad + w
+        else:
+            cur += " " + w
+    lines.append(cur)
+    return lines
+
+
+def pretty_print(jaxpr):
+    return _pp_jaxpr(jaxpr, _Namer(), 0)
+
+
+# ----------------------------------------------------------------------------------------
+# Helpers shared by the interpreters
+
+_counter = itertools.count()
+
+
+def new_id():
+    return next(_counter)
+
+
+from jaxlite.array import Array  # noqa: E402  (Array needs the classes above)
+
+_array_types = (Array, np.ndarray, np.generic)

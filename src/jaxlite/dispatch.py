@@ -1,0 +1,348 @@
+"""`jit`: trace once per argument signature, compile, and call the compiled function.
+
+The cache key is (pytree structure of the arguments, each leaf's shape/dtype/weak_type,
+the static arguments, the config options that change tracing). On a miss the Python
+function is traced to a jaxpr (its Python side effects happen only then), dead code is
+removed, and the backend compiles it. On a hit, the call is: flatten, look up, run.
+
+Under another transformation (jit inside jit, grad of jit, vmap of jit) the function is
+staged as one `jit` equation holding its jaxpr, which that transformation then processes.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+
+import numpy as np
+
+from jaxlite import backend, tree_util
+from jaxlite.backend import lowering_rules
+from jaxlite.config import config
+from jaxlite.core import (
+    Array,
+    ClosedJaxpr,
+    Primitive,
+    Tracer,
+    _state,
+    abstract_eval_rules,
+    dce_closed_jaxpr,
+    eval_jaxpr,
+    eval_trace,
+    impl_rules,
+)
+from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
+
+# ----------------------------------------------------------------------------------------
+# The `jit` primitive: a call of a closed jaxpr.
+
+
+def _jit_impl(*args, name, jaxpr):
+    return backend.compile(jaxpr)(*args)
+
+
+def _jit_abstract(*avals, name, jaxpr):
+    return list(jaxpr.out_avals), jaxpr.effects
+
+
+def _jit_lowering(ctx, *args, name, jaxpr):
+    exe = backend.compile(jaxpr)
+    fn = ctx.add_global(exe.fun, "jit")
+    return f"{fn}({', '.join(args)})"
+
+
+jit_p = Primitive("jit", multiple_results=True)
+impl_rules[jit_p] = _jit_impl
+abstract_eval_rules[jit_p] = _jit_abstract
+lowering_rules[jit_p] = _jit_lowering
+
+
+# ----------------------------------------------------------------------------------------
+# Arguments
+
+
+def _leaf_signature(x):
+    """The part of a jit cache key that one argument leaf contributes."""
+    t = type(x)
+    if t is Array:
+        v = x._value
+        return (v.shape, v.dtype, x.weak_type)
+    if t is float or t is int or t is bool or t is complex:
+        return t
+    if t is np.ndarray or isinstance(x, np.generic):
+        return (x.shape, x.dtype, False)
+    if isinstance(x, Tracer):
+        aval = x.aval
+        return (aval.shape, aval.dtype, aval.weak_type)
+    return None
+
+
+def _to_numpy(x):
+    """The NumPy value the compiled function receives for an argument leaf."""
+    t = type(x)
+    if t is Array:
+        return x._value
+    if t is np.ndarray:
+        from jaxlite import dtypes
+
+        return np.array(x, dtypes.canonicalize_dtype(x.dtype))
+    from jaxlite import dtypes
+
+    return dtypes.coerce_to_array(x)[()]
+
+
+def _check_hashable(value, argname):
+    try:
+        hash(value)
+    except TypeError as e:
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred while "
+            f"trying to hash an object of type {type(value)}, {value}. The error was:\n"
+            f"TypeError: {e}\n"
+            f"(static argument {argname}; pass a hashable value such as a tuple, or make "
+            "the argument a traced array instead of a static one.)"
+        ) from None
+
+
+class JitFunction:
+    """The result of `jit(fun)`: callable, with `lower`, `trace` and `eval_shape`."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self._signature = _signature_or_none(fun)
+        self.static_argnums, self.static_argnames = _resolve_static(
+            self._signature, static_argnums, static_argnames
+        )
+        self.donate_argnums = donate_argnums
+        self._cache = {}
+        self._name = getattr(fun, "__name__", type(fun).__name__)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<jaxlite.jit of {self.fun!r}>"
+
+    # -- the hot path -----------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if config.disable_jit:
+            return self.fun(*args, **kwargs)
+        if kwargs or self.static_argnums:
+            dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
+            leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        else:
+            statics = ()
+            leaves, treedef = tree_util.tree_flatten(args)
+        sig = tuple(map(_leaf_signature, leaves))
+        key = (treedef, sig, statics, config.trace_context)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, sig)
+        closed, exe, out_tree, out_weak = entry
+        if _state.trace is eval_trace:
+            outs = exe(*map(_to_numpy, leaves))
+            outs = [Array(o, w) for o, w in zip(outs, out_weak)]
+        else:
+            outs = jit_p.bind(*leaves, name=self._name, jaxpr=closed)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    # -- tracing ----------------------------------------------------------------------------
+
+    def _split_static(self, args, kwargs):
+        if self._signature is not None and kwargs:
+            bound = self._signature.bind(*args, **kwargs)
+            args = list(bound.args)
+            kwargs = dict(bound.kwargs)
+            # Arguments given by keyword that could be positional stay keywords in JAX;
+            # binding first normalises them so static_argnames works for either form.
+        statics = []
+        dyn_args = []
+        for i, a in enumerate(args):
+            if i in self.static_argnums:
+                _check_hashable(a, f"at position {i}")
+                statics.append((i, a))
+            else:
+                dyn_args.append(a)
+        dyn_kwargs = {}
+        for k in sorted(kwargs):
+            if k in self.static_argnames:
+                _check_hashable(kwargs[k], repr(k))
+                statics.append((k, kwargs[k]))
+            else:
+                dyn_kwargs[k] = kwargs[k]
+        return tuple(dyn_args), dyn_kwargs, tuple(statics)
+
+    def _compile(self, args, kwargs, leaves, treedef, sig):
+        closed, out_tree = self._trace(args, kwargs, leaves, treedef, sig)
+        exe = backend.compile(closed, _py_name(self._name))
+        out_weak = [a.weak_type for a in closed.out_avals]
+        return closed, exe, out_tree, out_weak
+
+    def _trace(self, args, kwargs, leaves, treedef, sig):
+        from jaxlite.interpreters.partial_eval import abstractify
+
+        if self._signature is not None and kwargs:
+            bound = self._signature.bind(*args, **kwargs)
+            args, kwargs = tuple(bound.args), dict(bound.kwargs)
+        info = debug_info(self.fun, "jit", args, kwargs, self.static_argnums)
+        in_avals = []
+        for i, (leaf, s) in enumerate(zip(leaves, sig)):
+            if s is None:
+                where = info.arg_names[i] if info.arg_names else f"position {i}"
+                raise TypeError(
+                    f"Error interpreting argument to {self.fun} as an abstract array. The "
+                    f"problematic value is of type {type(leaf)} and was passed to the "
+                    f"function at path {where}.\nThis typically means that a jit-wrapped "
+                    "function was called with a non-array argument, and this argument "
+                    "was not marked as static using the static_argnums or "
+                    "static_argnames parameters of jax.jit."
+                )
+            in_avals.append(abstractify(leaf))
+        out_tree_box = []
+
+        def flat_fun(*tracers):
+            dyn_args, dyn_kwargs = tree_util.tree_unflatten(treedef, tracers), {}
+            if kwargs or self.static_argnums:
+                dyn_args, dyn_kwargs = dyn_args
+            full_args, full_kwargs = self._merge_static(args, kwargs, dyn_args, dyn_kwargs)
+            out = self.fun(*full_args, **full_kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        closed = trace_to_jaxpr(flat_fun, in_avals, info)
+        return dce_closed_jaxpr(closed), out_tree_box[0]
+
+    def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs):
+        if not (kwargs or self.static_argnums):
+            return dyn_args, {}
+        it = iter(dyn_args)
+        full_args = [a if i in self.static_argnums else next(it) for i, a in enumerate(args)]
+        full_kwargs = {
+            k: (v if k in self.static_argnames else dyn_kwargs[k]) for k, v in kwargs.items()
+        }
+        return full_args, full_kwargs
+
+    # -- ahead-of-time API --------------------------------------------------------------------
+
+    def trace(self, *args, **kwargs):
+        return Lowered(self, *self._entry(args, kwargs))
+
+    def lower(self, *args, **kwargs):
+        return Lowered(self, *self._entry(args, kwargs))
+
+    def eval_shape(self, *args, **kwargs):
+        from jaxlite.api import ShapeDtypeStruct
+
+        closed, _, out_tree, _ = self._entry(args, kwargs)
+        outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                for a in closed.out_avals]
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    def _entry(self, args, kwargs):
+        if kwargs or self.static_argnums:
+            dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
+            leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        else:
+            statics = ()
+            leaves, treedef = tree_util.tree_flatten(args)
+        sig = tuple(map(_leaf_signature, leaves))
+        key = (treedef, sig, statics, config.trace_context)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, sig)
+        return entry
+
+    def clear_cache(self):
+        self._cache.clear()
+
+    def _cache_size(self):
+        return len(self._cache)
+
+
+class Lowered:
+    """What `jit(f).lower(*args)` returns: the jaxpr and the generated NumPy source."""
+
+    def __init__(self, jitted, closed, exe, out_tree, out_weak):
+        self.jitted = jitted
+        self.jaxpr = closed
+        self.executable = exe
+        self.out_tree = out_tree
+
+    def as_text(self, dialect=None):
+        """The generated Python source that runs this computation."""
+        return self.executable.source
+
+    def compile(self):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self.jitted(*args, **kwargs)
+
+    def cost_analysis(self):
+        return {}
+
+
+def _py_name(name):
+    clean = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return clean if clean and not clean[0].isdigit() else f"f_{clean}"
+
+
+def _signature_or_none(fun):
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+def _resolve_static(sig, static_argnums, static_argnames):
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    nums = set(static_argnums or ())
+    names = set(static_argnames or ())
+    if sig is not None:
+        params = list(sig.parameters.values())
+        positional = [
+            p.name for p in params
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        nums = {n % len(positional) if n < 0 and positional else n for n in nums}
+        for n in list(nums):
+            if n < len(positional):
+                names.add(positional[n])
+        for name in list(names):
+            if name in positional:
+                nums.add(positional.index(name))
+    return frozenset(nums), frozenset(names)
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
+        donate_argnames=(), inline=False, keep_unused=False, device=None, backend=None,
+        in_shardings=None, out_shardings=None, abstracted_axes=None):
+    """Compile `fun` by tracing it to a jaxpr once per argument signature.
+
+    Usable as `jit(f)`, `@jit`, or `functools.partial(jit, static_argnums=...)`.
+    """
+    if fun is None:
+        return functools.partial(
+            jit, static_argnums=static_argnums, static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+        )
+    if not callable(fun):
+        raise TypeError(f"jit requires a callable as its first argument, got {fun!r}")
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+
+
+_live = weakref.WeakSet()
+
+
+def call_jaxpr(closed: ClosedJaxpr, *args):
+    """Evaluate a closed jaxpr on the current trace (used by transformations)."""
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)

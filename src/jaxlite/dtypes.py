@@ -1,0 +1,690 @@
+"""JAX's dtype rules: canonical dtypes, weak types and the promotion lattice.
+
+JAX does not promote like NumPy. Two ideas make up its rules, and jaxlite keeps
+both so that programs give the same dtypes as under JAX:
+
+- Canonical dtypes. Unless `jax_enable_x64` is on, 64-bit types are stored as
+  their 32-bit counterparts (int64 -> int32, float64 -> float32, ...). Asking
+  explicitly for a 64-bit dtype warns once per call site and truncates.
+- Weak types. A Python scalar (`1`, `2.0`, `1j`) has no width of its own: it
+  takes the width of whatever it meets. JAX models it as a "weak" node (i*, f*,
+  c*) in a small lattice of types, and a binary operation's dtype is the least
+  upper bound of its operands' nodes. So `int8 + 1` stays int8, `int8 + uint8`
+  is int16 and `bfloat16 + float16` is float32, without going through float64
+  as NumPy would.
+
+`result_type` runs on every eager `jnp` operation, so its answers are cached
+per x64 mode, keyed on the operands' (dtype, weak_type) pairs; a config
+listener points the module at the caches of the current mode.
+"""
+
+import sys
+import warnings
+
+import ml_dtypes
+import numpy as np
+
+from .config import config
+
+bfloat16 = ml_dtypes.bfloat16
+float0 = np.dtype([("float0", np.void, 0)])
+
+_bool = np.dtype(np.bool_)
+_int8 = np.dtype(np.int8)
+_int16 = np.dtype(np.int16)
+_int32 = np.dtype(np.int32)
+_int64 = np.dtype(np.int64)
+_uint8 = np.dtype(np.uint8)
+_uint16 = np.dtype(np.uint16)
+_uint32 = np.dtype(np.uint32)
+_uint64 = np.dtype(np.uint64)
+_bfloat16 = np.dtype(ml_dtypes.bfloat16)
+_float16 = np.dtype(np.float16)
+_float32 = np.dtype(np.float32)
+_float64 = np.dtype(np.float64)
+_complex64 = np.dtype(np.complex64)
+_complex128 = np.dtype(np.complex128)
+
+# Every dtype jaxlite knows, by NumPy name, in lattice order.
+dtype_names = {
+    "bool": _bool,
+    "int8": _int8,
+    "int16": _int16,
+    "int32": _int32,
+    "int64": _int64,
+    "uint8": _uint8,
+    "uint16": _uint16,
+    "uint32": _uint32,
+    "uint64": _uint64,
+    "bfloat16": _bfloat16,
+    "float16": _float16,
+    "float32": _float32,
+    "float64": _float64,
+    "complex64": _complex64,
+    "complex128": _complex128,
+    "float0": float0,
+}
+
+_short_names = {
+    _bool: "bool",
+    _int8: "i8",
+    _int16: "i16",
+    _int32: "i32",
+    _int64: "i64",
+    _uint8: "u8",
+    _uint16: "u16",
+    _uint32: "u32",
+    _uint64: "u64",
+    _bfloat16: "bf16",
+    _float16: "f16",
+    _float32: "f32",
+    _float64: "f64",
+    _complex64: "c64",
+    _complex128: "c128",
+    float0: "float0",
+}
+
+_to_32_bit = {
+    _int64: _int32,
+    _uint64: _uint32,
+    _float64: _float32,
+    _complex128: _complex64,
+}
+
+_python_scalar_types = frozenset({bool, int, float, complex})
+_weak_python_types = frozenset({int, float, complex})
+
+
+# --- canonical dtypes ------------------------------------------------------------
+
+# One cache per x64 mode; `_on_config_update` rebinds the module-level names.
+_canonical_caches = ({}, {})
+_canonical_cache = _canonical_caches[config.x64_enabled]
+
+
+def _as_np_dtype(x):
+    """np.dtype of a dtype-like, or of an object whose `.dtype` is an np.dtype."""
+    if isinstance(x, np.dtype):
+        return x
+    dt = getattr(x, "dtype", None)
+    if isinstance(dt, np.dtype):
+        return dt
+    return np.dtype(x)
+
+
+def canonicalize_dtype(dtype):
+    """The dtype values of `dtype` are stored in: 32-bit when x64 is off."""
+    try:
+        return _canonical_cache[dtype]
+    except (KeyError, TypeError):
+        pass
+    dt = _as_np_dtype(dtype)
+    if not dt.isnative:
+        dt = dt.newbyteorder("=")
+    if not config.x64_enabled:
+        dt = _to_32_bit.get(dt, dt)
+    if isinstance(dtype, (np.dtype, type, str)):
+        _canonical_cache[dtype] = dt
+    return dt
+
+
+def default_int_dtype():
+    return _int64 if config.x64_enabled else _int32
+
+
+def default_uint_dtype():
+    return _uint64 if config.x64_enabled else _uint32
+
+
+def default_float_dtype():
+    return _float64 if config.x64_enabled else _float32
+
+
+def default_complex_dtype():
+    return _complex128 if config.x64_enabled else _complex64
+
+
+def _default_dtype_of_python_type(t):
+    if t is int:
+        return default_int_dtype()
+    if t is float:
+        return default_float_dtype()
+    if t is complex:
+        return default_complex_dtype()
+    return _bool
+
+
+def _is_supported(dt):
+    return dt.kind in "biufc" or dt == _bfloat16 or dt == float0
+
+
+def _check_supported(dt, what):
+    if not _is_supported(dt):
+        raise TypeError(
+            f"jaxlite only supports number and bool dtypes, got dtype {what}. "
+            "Use one of: " + ", ".join(dtype_names) + "."
+        )
+
+
+def _in_jaxlite(frame):
+    module = frame.f_globals.get("__name__", "")
+    return module == "jaxlite" or module.startswith("jaxlite.")
+
+
+def _user_stacklevel():
+    """`stacklevel` for a warning raised by our caller that names user code.
+
+    Walks up from the caller's frame past every frame inside the jaxlite package.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and _in_jaxlite(frame):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def canonicalize_user_dtype(dtype, fun_name=None, stacklevel=None):
+    """Checks a dtype the user asked for and returns its canonical form.
+
+    Asking for a 64-bit dtype while x64 is off warns as JAX does, except for
+    the Python types `int`, `float` and `complex`, which just mean "the
+    default". `None` passes through. `stacklevel` is counted from the caller of
+    this function (1 = the caller); by default the warning names the first
+    frame outside jaxlite.
+    """
+    if dtype is None:
+        return None
+    if isinstance(dtype, type) and dtype in _python_scalar_types:
+        return canonicalize_dtype(dtype)
+    dt = _as_np_dtype(dtype)
+    _check_supported(dt, dtype)
+    canonical = canonicalize_dtype(dt)
+    if canonical != dt:
+        where = f" requested in {fun_name}" if fun_name else ""
+        msg = (
+            f"Explicitly requested dtype {dt}{where} is not available, and will be "
+            f"truncated to dtype {canonical}. To enable more dtypes, set the "
+            "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
+            "environment variable. See https://github.com/jax-ml/jax#current-gotchas "
+            "for more."
+        )
+        if stacklevel is None:
+            level = _user_stacklevel()
+        else:
+            level = stacklevel + 1
+        warnings.warn(msg, UserWarning, stacklevel=level)
+    return canonical
+
+
+# JAX's historical name for the same check.
+check_user_dtype_supported = canonicalize_user_dtype
+
+
+# --- values: dtypes and weak types -----------------------------------------------
+
+
+def is_python_scalar(x):
+    """True for bool, int, float and complex (not their subclasses)."""
+    return type(x) in _python_scalar_types
+
+
+def is_weakly_typed(x):
+    """True for Python int/float/complex and for values with `weak_type=True`."""
+    if type(x) in _weak_python_types:
+        return True
+    return bool(getattr(x, "weak_type", False))
+
+
+def _arg_key(x):
+    """Hashable summary of one `result_type` operand.
+
+    A Python scalar, or the Python type `int`/`float`/`complex`/`bool` used as a
+    dtype, is summarised by its type; everything else by (np.dtype, weak_type).
+    """
+    t = type(x)
+    if t in _python_scalar_types:
+        return t
+    if isinstance(x, np.dtype):
+        return (x, False)
+    dt = getattr(x, "dtype", None)
+    if isinstance(dt, np.dtype):
+        return (dt, bool(getattr(x, "weak_type", False)))
+    if t is type and x in _python_scalar_types:
+        return x
+    if isinstance(x, (int, float, complex)):
+        # Subclasses of Python scalars (IntEnum, ...) are strong, as in JAX.
+        return (np.asarray(x).dtype, False)
+    if x is None or isinstance(x, (list, tuple)):
+        raise TypeError(
+            f"Cannot determine dtype of {x!r}: pass an array, a scalar or a dtype."
+        )
+    return (np.dtype(x), False)
+
+
+def _canonical_pair(key):
+    if type(key) is tuple:
+        return canonicalize_dtype(key[0]), key[1]
+    return _default_dtype_of_python_type(key), key is not bool
+
+
+def dtype_and_weak(x):
+    """(canonical np.dtype, weak_type) of one value, Python scalar or dtype-like."""
+    return _canonical_pair(_arg_key(x))
+
+
+def dtype(x):
+    """Canonical dtype of a value (array, scalar, Python scalar) or a dtype-like."""
+    if x is None:
+        raise ValueError("Invalid argument to dtype: None.")
+    return _canonical_pair(_arg_key(x))[0]
+
+
+def scalar_type_of(x):
+    """The Python scalar type (bool, int, float or complex) matching x's dtype."""
+    dt = dtype(x)
+    if dt == _bool:
+        return bool
+    if dt.kind in "iu":
+        return int
+    if is_float(dt):
+        return float
+    if dt.kind == "c":
+        return complex
+    raise TypeError(f"Invalid scalar value {x!r}")
+
+
+def itemsize_bits(dtype):
+    """Number of bits of one element of `dtype`."""
+    return _as_np_dtype(dtype).itemsize * 8
+
+
+# --- the promotion lattice -------------------------------------------------------
+
+
+class _WeakNode:
+    """A weak lattice node: the type of a Python int, float or complex."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+_weak_int = _WeakNode("i*")
+_weak_float = _WeakNode("f*")
+_weak_complex = _WeakNode("c*")
+_weak_node_of_type = {int: _weak_int, float: _weak_float, complex: _weak_complex}
+
+
+def _lattice_edges(x64):
+    """Each node's direct upper neighbours (JAX's "Type promotion semantics").
+
+    The 32-bit lattice differs in one edge: uint32 sits below int32, so that
+    uint32 and int32 promote to int32 rather than to a non-canonical int64.
+    """
+    return {
+        _bool: [_weak_int],
+        _weak_int: [_uint8, _int8, _weak_float],
+        _uint8: [_int16, _uint16],
+        _uint16: [_int32, _uint32],
+        _uint32: [_int64 if x64 else _int32, _uint64],
+        _uint64: [_weak_float],
+        _int8: [_int16],
+        _int16: [_int32],
+        _int32: [_int64],
+        _int64: [_weak_float],
+        _weak_float: [_bfloat16, _float16, _weak_complex],
+        _bfloat16: [_float32],
+        _float16: [_float32],
+        _float32: [_float64, _complex64],
+        _float64: [_complex128],
+        _weak_complex: [_complex64],
+        _complex64: [_complex128],
+        _complex128: [],
+    }
+
+
+def _upper_sets(edges):
+    """Maps each node to the frozenset of all nodes >= it."""
+    upper = {}
+
+    def visit(node):
+        if node not in upper:
+            above = {node}
+            for parent in edges[node]:
+                above |= visit(parent)
+            upper[node] = frozenset(above)
+        return upper[node]
+
+    for node in edges:
+        visit(node)
+    return upper
+
+
+_upper_by_mode = (_upper_sets(_lattice_edges(False)), _upper_sets(_lattice_edges(True)))
+
+
+def _least_upper_bound(nodes):
+    upper = _upper_by_mode[config.x64_enabled]
+    for node in nodes:
+        if node not in upper:
+            raise ValueError(
+                f"dtype={node!r} is not a valid dtype for JAX type promotion. "
+                "Supported dtypes are: "
+                + ", ".join(name for name in dtype_names if name != "float0")
+                + "."
+            )
+    common = frozenset.intersection(*(upper[node] for node in nodes))
+    for node in common:
+        if upper[node] == common:
+            return node
+    raise AssertionError(f"type lattice has no least upper bound for {nodes}")
+
+
+def _weak_default(dt):
+    """Dtype of a weakly typed result whose strong dtype would be `dt`."""
+    if dt.kind == "i":
+        return default_int_dtype()
+    if dt.kind == "u":
+        return default_uint_dtype()
+    if dt.kind == "c":
+        return default_complex_dtype()
+    return default_float_dtype()
+
+
+def _weak_node(dt):
+    if dt == _bool:
+        return _bool
+    if dt.kind in "iu":
+        return _weak_int
+    if dt.kind == "c":
+        return _weak_complex
+    return _weak_float
+
+
+def _promote_keys(keys):
+    """(dtype, weak) of a `result_type` call, from its operands' `_arg_key`s."""
+    pairs = [_canonical_pair(key) for key in keys]
+    dtypes = {dt for dt, _ in pairs}
+    all_weak = all(weak for _, weak in pairs)
+    if len(pairs) == 1:
+        dt, weak = pairs[0]
+    elif len(dtypes) == 1 and not all_weak:
+        dt, weak = pairs[0][0], False
+    elif all_weak:
+        # All operands weak: promote their dtypes as if strong, then weaken.
+        dt, weak = _least_upper_bound(dtypes), True
+    else:
+        nodes = {_weak_node(dt) if weak else dt for dt, weak in pairs}
+        node = _least_upper_bound(nodes)
+        weak = isinstance(node, _WeakNode)
+        if weak:
+            dt = _default_dtype_of_python_type(
+                {_weak_int: int, _weak_float: float, _weak_complex: complex}[node]
+            )
+        else:
+            dt = node
+    if dt == _bool:
+        weak = False
+    elif weak:
+        dt = _weak_default(dt)
+    return canonicalize_dtype(dt), weak
+
+
+_result_caches = ({}, {})
+_result_cache = _result_caches[config.x64_enabled]
+_RESULT_CACHE_LIMIT = 4096
+
+
+def result_type(*args, return_weak_type_flag=False):
+    """Canonical dtype of combining `args` under JAX's promotion rules.
+
+    `args` are dtype-likes, Python scalars (weak), NumPy arrays and scalars
+    (strong) or any object with `.dtype` and optionally `.weak_type`. With
+    `return_weak_type_flag=True` also returns whether the result is weak.
+    """
+    # Inlined `_arg_key` for the common operands: Python scalars and values with
+    # `.dtype` and `.weak_type`. Anything else raises and takes the slow path.
+    scalars = _python_scalar_types
+    try:
+        if len(args) == 2:
+            a, b = args
+            type_a = type(a)
+            type_b = type(b)
+            key = (
+                type_a if type_a in scalars else (a.dtype, a.weak_type),
+                type_b if type_b in scalars else (b.dtype, b.weak_type),
+            )
+        else:
+            key = tuple(
+                [
+                    type(x) if type(x) in scalars else (x.dtype, x.weak_type)
+                    for x in args
+                ]
+            )
+        dt, weak = _result_cache[key]
+    except (AttributeError, KeyError, TypeError):
+        dt, weak = _result_type_slow(args)
+    if return_weak_type_flag:
+        return dt, weak
+    return dt
+
+
+def _result_type_slow(args):
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    key = tuple([_arg_key(x) for x in args])
+    try:
+        return _result_cache[key]
+    except KeyError:
+        pass
+    result = _promote_keys(key)
+    if len(_result_cache) >= _RESULT_CACHE_LIMIT:
+        _result_cache.clear()
+    _result_cache[key] = result
+    return result
+
+
+def _promotion_node(x):
+    if isinstance(x, type) and x in _weak_node_of_type:
+        return _weak_node_of_type[x]
+    return _as_np_dtype(x)
+
+
+_promote_caches = ({}, {})
+_promote_cache = _promote_caches[config.x64_enabled]
+
+
+def promote_types(a, b):
+    """JAX's `jnp.promote_types`: least upper bound of two dtypes.
+
+    As in JAX the result is not canonicalised: `promote_types(float32, float64)`
+    is float64 even with x64 off. The Python types `int`, `float` and `complex`
+    are weak and resolve to int64, float64 and complex128 when they win.
+    """
+    try:
+        return _promote_cache[a, b]
+    except (KeyError, TypeError):
+        pass
+    node = _least_upper_bound({_promotion_node(a), _promotion_node(b)})
+    if isinstance(node, _WeakNode):
+        dt = {_weak_int: _int64, _weak_float: _float64, _weak_complex: _complex128}[
+            node
+        ]
+    else:
+        dt = node
+    if isinstance(a, (np.dtype, type, str)) and isinstance(b, (np.dtype, type, str)):
+        _promote_cache[a, b] = dt
+    return dt
+
+
+# --- dtype classes ---------------------------------------------------------------
+
+_bfloat16_parents = (np.floating, np.inexact, np.number, np.generic)
+
+
+def _scalar_class(x):
+    """A NumPy scalar class for `x`: abstract classes stay as they are."""
+    if isinstance(x, type) and issubclass(x, np.generic):
+        return x
+    dt = _as_np_dtype(x)
+    if dt == float0:
+        return float0
+    return dt.type
+
+
+def _issubdtype_uncached(a, b):
+    a_class = _scalar_class(a)
+    b_class = _scalar_class(b)
+    if a_class is float0 or b_class is float0:
+        return a_class is b_class or b_class is np.generic
+    if a_class is bfloat16:
+        return b_class is bfloat16 or b_class in _bfloat16_parents
+    if b_class is bfloat16:
+        return False
+    return issubclass(a_class, b_class)
+
+
+_issubdtype_cache = {}
+
+
+def issubdtype(a, b):
+    """NumPy's `issubdtype`, with bfloat16 counted as a floating type."""
+    try:
+        return _issubdtype_cache[a, b]
+    except (KeyError, TypeError):
+        pass
+    result = _issubdtype_uncached(a, b)
+    if isinstance(a, (np.dtype, type, str)) and isinstance(b, (np.dtype, type, str)):
+        _issubdtype_cache[a, b] = result
+    return result
+
+
+_isdtype_kinds = {
+    "bool": (np.bool_,),
+    "signed integer": (np.signedinteger,),
+    "unsigned integer": (np.unsignedinteger,),
+    "integral": (np.integer,),
+    "real floating": (np.floating,),
+    "complex floating": (np.complexfloating,),
+    "numeric": (np.integer, np.inexact),
+}
+
+
+def isdtype(dtype, kind):
+    """Array API `isdtype`: does `dtype` belong to `kind` (a name, dtype or tuple)?"""
+    dt = _as_np_dtype(dtype)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _isdtype_kinds:
+                raise ValueError(
+                    f"Unrecognized kind={k!r} expected one of "
+                    f"{list(_isdtype_kinds)}, or a compatible input for jnp.dtype()"
+                )
+            if any(issubdtype(dt, parent) for parent in _isdtype_kinds[k]):
+                return True
+        elif isinstance(k, (np.dtype, type)) or isinstance(
+            getattr(k, "dtype", None), np.dtype
+        ):
+            if dt == _as_np_dtype(k):
+                return True
+        else:
+            raise TypeError(
+                f"Expected kind to be a dtype, string, or tuple; got kind={k!r}"
+            )
+    return False
+
+
+def finfo(dtype):
+    """Machine limits of a floating dtype; works for bfloat16."""
+    return ml_dtypes.finfo(_as_np_dtype(dtype))
+
+
+def iinfo(dtype):
+    """Machine limits of an integer dtype."""
+    return ml_dtypes.iinfo(_as_np_dtype(dtype))
+
+
+def short_name(dtype):
+    """The name jaxprs print for a dtype: 'f32', 'i8', 'bf16', 'bool', ..."""
+    try:
+        return _short_names[dtype]
+    except (KeyError, TypeError):
+        pass
+    dt = _as_np_dtype(dtype)
+    return _short_names.get(dt, dt.name)
+
+
+def is_int(dt):
+    """Signed or unsigned integer np.dtype (not bool)."""
+    return dt.kind in "iu"
+
+
+def is_unsigned(dt):
+    return dt.kind == "u"
+
+
+def is_float(dt):
+    """Real floating np.dtype, including bfloat16."""
+    return dt.kind == "f" or dt.type is bfloat16
+
+
+def is_complex(dt):
+    return dt.kind == "c"
+
+
+def is_inexact(dt):
+    """Floating or complex np.dtype."""
+    return dt.kind in "fc" or dt.type is bfloat16
+
+
+def is_bool(dt):
+    return dt.kind == "b"
+
+
+# --- conversion ------------------------------------------------------------------
+
+
+def coerce_to_array(x, dtype=None):
+    """An np.ndarray of `x` in a canonical dtype (`dtype`, else x's own).
+
+    Python ints that do not fit the default integer type raise OverflowError
+    as in JAX rather than wrapping around.
+    """
+    if dtype is not None:
+        return np.asarray(x, dtype=canonicalize_dtype(dtype))
+    t = type(x)
+    if t is int:
+        dt = default_int_dtype()
+        info = np.iinfo(dt)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to {dt}")
+        return np.asarray(x, dtype=dt)
+    if t in _python_scalar_types:
+        return np.asarray(x, dtype=_default_dtype_of_python_type(t))
+    arr = np.asarray(x)
+    _check_supported(arr.dtype, arr.dtype)
+    dt = canonicalize_dtype(arr.dtype)
+    if dt == arr.dtype:
+        return arr
+    if isinstance(x, (list, tuple)):
+        # Convert again from the Python values, so NumPy raises on overflow.
+        return np.asarray(x, dtype=dt)
+    return arr.astype(dt)
+
+
+# --- x64 mode switching ----------------------------------------------------------
+
+
+def _on_config_update(name, value):
+    global _canonical_cache, _result_cache, _promote_cache
+    x64 = config.x64_enabled
+    _canonical_cache = _canonical_caches[x64]
+    _result_cache = _result_caches[x64]
+    _promote_cache = _promote_caches[x64]
+
+
+config.add_listener(_on_config_update)

@@ -1,0 +1,217 @@
+"""Tracing Python functions to jaxprs.
+
+`DynamicJaxprTrace` records every primitive bound while it is current as a `JaxprEqn`,
+after asking the primitive's abstract evaluation rule for the output types and effects.
+Values that are not its own tracers become constants: scalars are written inline as
+`Literal`s, arrays (and tracers of enclosing traces) become constvars, the "closed-over"
+values of the resulting `ClosedJaxpr`.
+
+When tracing ends the trace is marked dead; a tracer of a dead trace that is used later
+has leaked out of its transformation and raises `UnexpectedTracerError`.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from jaxlite import dtypes
+from jaxlite.core import (
+    Array,
+    ClosedJaxpr,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    ShapedArray,
+    Trace,
+    Tracer,
+    Var,
+    abstract_eval,
+    join_effects,
+    set_current_trace,
+)
+from jaxlite.errors import UnexpectedTracerError
+
+
+class DebugInfo:
+    """What is being traced: for error messages that point at the user's function."""
+
+    __slots__ = ("func_name", "what", "arg_names")
+
+    def __init__(self, func_name, what, arg_names=None):
+        self.func_name = func_name
+        self.what = what
+        self.arg_names = arg_names
+
+
+def debug_info(fun, what, args=None, kwargs=None, static_argnums=()):
+    """A `DebugInfo` naming `fun` by name and source location, and its flat arguments."""
+    name = getattr(fun, "__name__", None) or type(fun).__name__
+    try:
+        code = fun.__code__
+        name = f"{name} at {code.co_filename}:{code.co_firstlineno}"
+    except AttributeError:
+        pass
+    arg_names = None
+    if args is not None:
+        arg_names = _flat_arg_names(fun, args, kwargs or {}, static_argnums)
+    return DebugInfo(name, what, arg_names)
+
+
+def _flat_arg_names(fun, args, kwargs, static_argnums):
+    from jaxlite.tree_util import keystr, tree_flatten_with_path
+
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, a in enumerate(args):
+        if i in static_argnums:
+            continue
+        base = params[i] if i < len(params) else f"args[{i}]"
+        for path, _ in tree_flatten_with_path(a)[0]:
+            names.append(base + keystr(path))
+    for k in sorted(kwargs):
+        for path, _ in tree_flatten_with_path(kwargs[k])[0]:
+            names.append(k + keystr(path))
+    return names
+
+
+class JaxprTracer(Tracer):
+    __slots__ = ("var",)
+
+    def __init__(self, trace, var):
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+
+class DynamicJaxprTrace(Trace):
+    """Records primitives into a jaxpr."""
+
+    def __init__(self, debug_info=None):
+        self.eqns = []
+        self.invars = []
+        self.constvars = []
+        self.consts = []
+        self._const_ids = {}
+        self.debug_info = debug_info
+        self.is_live = True
+
+    def __repr__(self):
+        return "DynamicJaxprTrace"
+
+    @property
+    def debug_name(self):
+        info = self.debug_info
+        return f"{info.func_name} traced for {info.what}" if info else None
+
+    def new_arg(self, aval):
+        var = Var(aval)
+        self.invars.append(var)
+        return JaxprTracer(self, var)
+
+    def to_atom(self, x):
+        """The Var or Literal standing for `x` in the jaxpr being built."""
+        if isinstance(x, Tracer):
+            if x._trace is self:
+                return x.var
+            if not x._trace.is_live:
+                raise UnexpectedTracerError.escaped(x)
+            return self._constvar(x, x.aval)
+        t = type(x)
+        if t is Array:
+            if not x._value.shape:
+                return Literal(x._value, ShapedArray((), x._value.dtype, x.weak_type))
+            return self._constvar(x, x.aval)
+        if t in (int, float, bool, complex):
+            dtype, weak = dtypes.dtype_and_weak(x)
+            return Literal(np.asarray(x, dtype)[()], ShapedArray((), dtype, weak))
+        if isinstance(x, (np.ndarray, np.generic)):
+            v = np.asarray(x, dtypes.canonicalize_dtype(x.dtype))
+            if not v.shape:
+                return Literal(v[()], ShapedArray((), v.dtype))
+            return self._constvar(Array(v), ShapedArray(v.shape, v.dtype))
+        raise TypeError(f"Value {x!r} of type {t} is not a valid JAX type")
+
+    def _constvar(self, x, aval):
+        var = self._const_ids.get(id(x))
+        if var is None:
+            var = self._const_ids[id(x)] = Var(aval)
+            self.constvars.append(var)
+            self.consts.append(x)
+        return var
+
+    def process_primitive(self, prim, args, params):
+        atoms = [self.to_atom(x) for x in args]
+        out_avals, effects = abstract_eval(prim, [a.aval for a in atoms], params)
+        outvars = [Var(a) for a in out_avals]
+        self.eqns.append(JaxprEqn(prim, atoms, params, outvars, frozenset(effects)))
+        return [JaxprTracer(self, v) for v in outvars]
+
+    def to_jaxpr(self, outs):
+        outvars = [self.to_atom(x) for x in outs]
+        effects = join_effects(*(e.effects for e in self.eqns))
+        jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns, effects)
+        return ClosedJaxpr(jaxpr, self.consts)
+
+    def describe_tracer(self, tracer):
+        """Where `tracer` came from: the traced function and the arguments it depends on."""
+        info = self.debug_info
+        if info is None:
+            return ""
+        msg = f"The error occurred while tracing the function {info.func_name} for "
+        msg += f"{info.what}."
+        names = self._input_names(getattr(tracer, "var", None))
+        if names:
+            plural = "s" if len(names) > 1 else ""
+            msg += (
+                " This concrete value was not available in Python because it depends "
+                f"on the value{plural} of the argument{plural} {', '.join(names)}."
+            )
+        return msg
+
+    def _input_names(self, var):
+        info = self.debug_info
+        if var is None or not info.arg_names:
+            return []
+        deps, live = set(), {var}
+        for eqn in reversed(self.eqns):
+            if any(v in live for v in eqn.outvars):
+                live.update(x for x in eqn.invars if type(x) is Var)
+        for i, v in enumerate(self.invars):
+            if v in live and i < len(info.arg_names):
+                deps.add(i)
+        return [info.arg_names[i] for i in sorted(deps)]
+
+
+def trace_to_jaxpr(fun, in_avals, debug_info=None):
+    """Trace `fun(*tracers) -> list of outputs` to a `ClosedJaxpr` over `in_avals`."""
+    trace = DynamicJaxprTrace(debug_info)
+    tracers = [trace.new_arg(a) for a in in_avals]
+    try:
+        with set_current_trace(trace):
+            outs = fun(*tracers)
+            closed = trace.to_jaxpr(outs)
+    finally:
+        trace.is_live = False
+    return closed
+
+
+def closed_call_avals(closed: ClosedJaxpr):
+    return [v.aval for v in closed.jaxpr.outvars]
+
+
+def abstractify(x) -> ShapedArray:
+    """The aval of a jit argument, with a clear TypeError for non-JAX values."""
+    if isinstance(x, (Tracer, Array)):
+        return x.aval
+    if type(x) in (int, float, bool, complex) or isinstance(x, (np.ndarray, np.generic)):
+        dtype, weak = dtypes.dtype_and_weak(x)
+        return ShapedArray(np.shape(x), dtype, weak)
+    raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")

@@ -1,0 +1,14 @@
+"""jaxlite.lax: JAX's primitive operations, with JAX's names, so that jaxprs read alike."""
+
+from jaxlite.lax.elementwise import *  # noqa: F403
+from jaxlite.lax.elementwise import (  # noqa: F401
+    RoundingMethod,
+    abs,
+    convert_element_type,
+    max,
+    min,
+    round,
+)
+from jaxlite.lax.reductions import *  # noqa: F403
+from jaxlite.lax.structural import *  # noqa: F403
+from jaxlite.lax.constructors import full, full_like, zeros_like_array  # noqa: F401

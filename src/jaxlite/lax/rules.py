@@ -1,0 +1,133 @@
+"""Helpers that register the recurring shapes of primitive rules.
+
+`defunary` and `defbinary` cover elementwise primitives: one NumPy function gives the
+implementation and the lowering, a list of accepted dtype kinds gives the type check with
+JAX's error message, and shapes follow lax's broadcasting (equal ranks, size-1 dimensions
+and rank-0 operands broadcast). Each primitive still names all its rules in its own
+registration block; these helpers only remove the repetition.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite import dtypes
+from jaxlite.backend import lowering_rules
+from jaxlite.backend.numpy_backend import inline
+from jaxlite.core import ShapedArray, abstract_eval_rules, impl_rules, no_effects
+
+# Dtype kinds accepted by elementwise primitives, named as in JAX's error messages.
+BOOL = ("bool",)
+SINT = ("signedinteger",)
+UINT = ("unsignedinteger",)
+INT = ("signedinteger", "unsignedinteger")
+FLOAT = ("floating",)
+COMPLEX = ("complexfloating",)
+INEXACT = FLOAT + COMPLEX
+NUMBER = INT + INEXACT
+ANY = BOOL + NUMBER
+INT_OR_BOOL = BOOL + INT
+
+_KIND_CLASSES = {
+    "bool": np.bool_,
+    "signedinteger": np.signedinteger,
+    "unsignedinteger": np.unsignedinteger,
+    "floating": np.floating,
+    "complexfloating": np.complexfloating,
+}
+
+
+def _kind_of(dtype):
+    if dtype == np.bool_:
+        return "bool"
+    if dtypes.issubdtype(dtype, np.floating):
+        return "floating"
+    for kind in ("signedinteger", "unsignedinteger", "complexfloating"):
+        if np.issubdtype(dtype, _KIND_CLASSES[kind]):
+            return kind
+    return "other"
+
+
+def check_dtype(name, dtype, kinds):
+    if _kind_of(dtype) not in kinds:
+        accepted = ", ".join(kinds)
+        raise TypeError(
+            f"{name} does not accept dtype {np.dtype(dtype).name}. "
+            f"Accepted dtypes are subtypes of {accepted}."
+        )
+
+
+def broadcast_shapes(name, *shapes):
+    """lax's elementwise broadcasting: equal ranks (or rank 0); size-1 dims stretch."""
+    ranked = [s for s in shapes if s]
+    if not ranked:
+        return ()
+    rank = len(ranked[0])
+    if any(len(s) != rank for s in ranked):
+        raise TypeError(
+            f"{name}: arrays must have the same number of dimensions, got "
+            + ", ".join(str(s) for s in shapes)
+            + ". (Tip: jnp functions broadcast ranks; lax functions do not.)"
+        )
+    out = []
+    for ds in zip(*ranked):
+        sizes = {d for d in ds if d != 1}
+        if len(sizes) > 1:
+            raise TypeError(
+                f"{name} got incompatible shapes for broadcasting: "
+                + ", ".join(str(s) for s in shapes)
+                + "."
+            )
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def defunary(prim, np_fn, kinds, out_dtype=None, expr=None):
+    """Register impl, abstract eval and lowering of an elementwise unary primitive."""
+    name = prim.name
+
+    def impl(x, **params):
+        return [np_fn(x)]
+
+    def abstract(x, **params):
+        check_dtype(name, x.dtype, kinds)
+        dtype = x.dtype if out_dtype is None else out_dtype(x.dtype)
+        return [ShapedArray(x.shape, dtype, x.weak_type)], no_effects
+
+    impl_rules[prim] = impl
+    abstract_eval_rules[prim] = abstract
+    if expr is not None:
+        lowering_rules[prim] = inline(expr)
+
+
+def defbinary(prim, np_fn, kinds, out_dtype=None, expr=None):
+    """Register impl, abstract eval and lowering of an elementwise n-ary primitive whose
+    operands share one dtype."""
+    name = prim.name
+
+    def impl(*args):
+        return [np_fn(*args)]
+
+    def abstract(*avals):
+        check_same_dtypes(name, avals)
+        check_dtype(name, avals[0].dtype, kinds)
+        shape = broadcast_shapes(name, *(a.shape for a in avals))
+        dtype = avals[0].dtype if out_dtype is None else out_dtype
+        weak = all(a.weak_type for a in avals)
+        return [ShapedArray(shape, dtype, weak)], no_effects
+
+    impl_rules[prim] = impl
+    abstract_eval_rules[prim] = abstract
+    if expr is not None:
+        lowering_rules[prim] = inline(expr)
+
+
+def check_same_dtypes(name, avals):
+    first = avals[0].dtype
+    if any(a.dtype != first for a in avals[1:]):
+        got = ", ".join(a.dtype.name for a in avals)
+        raise TypeError(
+            f"lax.{name} requires arguments to have the same dtypes, got {got}. "
+            f"(Tip: jnp.{name} is a similar function that does automatic type "
+            "promotion on inputs)."
+        )

@@ -1,0 +1,136 @@
+"""Operators, methods and properties shared by `Array` and every `Tracer`.
+
+Both classes get the same set, each entry forwarding to the jax.numpy function of the same
+meaning, so code behaves identically eagerly and under any transformation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite.core import Array, Tracer
+
+_ARRAYLIKE_SCALARS = (int, float, complex, bool)
+
+
+def _is_operand(x):
+    return isinstance(x, (Array, Tracer, np.ndarray, np.generic)) or (
+        type(x) in _ARRAYLIKE_SCALARS
+    )
+
+
+def _binop(fun, swap=False):
+    if swap:
+
+        def method(self, other):
+            if not _is_operand(other):
+                return NotImplemented
+            return fun(other, self)
+
+    else:
+
+        def method(self, other):
+            if not _is_operand(other):
+                return NotImplemented
+            return fun(self, other)
+
+    return method
+
+
+def _forward(fun):
+    def method(self, *args, **kwargs):
+        return fun(self, *args, **kwargs)
+
+    method.__name__ = fun.__name__
+    method.__doc__ = f"Same as `jnp.{fun.__name__}(self, ...)`."
+    return method
+
+
+def _astype(self, dtype, copy=False, device=None):
+    from jaxlite import dtypes, lax
+
+    dtype = dtypes.check_user_dtype_supported(dtype, "astype")
+    return lax.convert_element_type(self, dtype)
+
+
+def _reshape(self, *shape, order="C"):
+    import jaxlite.numpy as jnp
+
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = shape[0]
+    return jnp.reshape(self, shape, order=order)
+
+
+def _transpose(self, *axes):
+    import jaxlite.numpy as jnp
+
+    if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
+        axes = axes[0]
+    return jnp.transpose(self, axes or None)
+
+
+def attach_methods(jnp):
+    """Give Array and Tracer their operators and methods (called once by jaxlite.numpy)."""
+    binops = {
+        "add": jnp.add,
+        "sub": jnp.subtract,
+        "mul": jnp.multiply,
+        "truediv": jnp.true_divide,
+        "floordiv": jnp.floor_divide,
+        "mod": jnp.remainder,
+        "pow": jnp.power,
+        "matmul": getattr(jnp, "matmul", None),
+        "and": jnp.bitwise_and,
+        "or": jnp.bitwise_or,
+        "xor": jnp.bitwise_xor,
+        "lshift": jnp.left_shift,
+        "rshift": jnp.right_shift,
+        "divmod": jnp.divmod,
+    }
+    comparisons = {
+        "eq": jnp.equal,
+        "ne": jnp.not_equal,
+        "lt": jnp.less,
+        "le": jnp.less_equal,
+        "gt": jnp.greater,
+        "ge": jnp.greater_equal,
+    }
+    unary = {
+        "neg": jnp.negative,
+        "pos": jnp.positive,
+        "abs": jnp.absolute,
+        "invert": jnp.invert,
+    }
+    methods = {}
+    for name, fun in binops.items():
+        if fun is None:
+            continue
+        methods[f"__{name}__"] = _binop(fun)
+        methods[f"__r{name}__"] = _binop(fun, swap=True)
+    for name, fun in comparisons.items():
+        methods[f"__{name}__"] = _binop(fun)
+    for name, fun in unary.items():
+        methods[f"__{name}__"] = _forward(fun)
+    methods["__round__"] = lambda self, ndigits=None: jnp.round(self, ndigits or 0)
+    if hasattr(jnp.indexing, "getitem"):
+        methods["__getitem__"] = jnp.indexing.getitem
+        methods["at"] = property(jnp.indexing.IndexUpdateHelper)
+    methods["astype"] = _astype
+    methods["reshape"] = _reshape
+    methods["transpose"] = _transpose
+    methods["T"] = property(lambda self: jnp.transpose(self))
+    methods["mT"] = property(lambda self: jnp.swapaxes(self, -1, -2))
+    methods["real"] = property(jnp.real)
+    methods["imag"] = property(jnp.imag)
+    methods["flat"] = property(lambda self: jnp.ravel(self))
+    for name in (
+        "sum prod mean var std max min argmax argmin any all cumsum cumprod ravel "
+        "flatten squeeze swapaxes take clip round conj conjugate dot nonzero sort "
+        "argsort repeat trace diagonal ptp searchsorted choose compress"
+    ).split():
+        fun = getattr(jnp, "ravel" if name == "flatten" else name, None)
+        if fun is not None:
+            methods[name] = _forward(fun)
+    for cls in (Array, Tracer):
+        for name, value in methods.items():
+            setattr(cls, name, value)

@@ -1,0 +1,565 @@
+"""Elementwise jax.numpy functions, written in terms of jaxlite.lax.
+
+Every function first checks that its inputs are arrays or scalars (lists are rejected, as
+JAX does, because converting them silently hides performance problems), then promotes
+dtypes with JAX's lattice (weak Python scalars never upcast arrays) and ranks (lower-rank
+operands get leading size-1 axes), and finally binds one lax primitive.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite import dtypes, lax
+from jaxlite.core import Array, Tracer
+from jaxlite.lax import elementwise as ew
+
+_SCALARS = (int, float, complex, bool)
+
+__all__ = [
+    "add",
+    "subtract",
+    "multiply",
+    "maximum",
+    "minimum",
+    "arctan2",
+    "nextafter",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "left_shift",
+    "negative",
+    "exp",
+    "exp2",
+    "log",
+    "log1p",
+    "expm1",
+    "tanh",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "sqrt",
+    "cbrt",
+    "conjugate",
+    "conj",
+    "real",
+    "imag",
+    "isfinite",
+    "true_divide",
+    "divide",
+    "floor_divide",
+    "remainder",
+    "mod",
+    "fmod",
+    "divmod",
+    "power",
+    "pow",
+    "float_power",
+    "right_shift",
+    "bitwise_not",
+    "invert",
+    "bitwise_invert",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "logical_not",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "absolute",
+    "abs",
+    "fabs",
+    "sign",
+    "positive",
+    "square",
+    "reciprocal",
+    "floor",
+    "ceil",
+    "trunc",
+    "fix",
+    "rint",
+    "round",
+    "around",
+    "log2",
+    "log10",
+    "logaddexp",
+    "deg2rad",
+    "rad2deg",
+    "radians",
+    "degrees",
+    "hypot",
+    "isnan",
+    "isinf",
+    "isposinf",
+    "isneginf",
+    "signbit",
+    "copysign",
+    "heaviside",
+    "fmax",
+    "fmin",
+    "sinc",
+]
+
+
+
+def check_arraylike(fun_name, *args):
+    for i, a in enumerate(args):
+        if not (
+            isinstance(a, (Array, Tracer, np.ndarray, np.generic)) or type(a) in _SCALARS
+        ):
+            raise TypeError(
+                f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
+                f"position {i}."
+            )
+
+
+def promote_dtypes(*args):
+    """Convert arguments to their common JAX dtype (weak if every input was weak)."""
+    dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    return [lax.convert_element_type(a, dtype, weak) for a in args]
+
+
+def promote_dtypes_inexact(*args):
+    dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    if not dtypes.issubdtype(dtype, np.inexact):
+        dtype = dtypes.default_float_dtype()
+    return [lax.convert_element_type(a, dtype, weak) for a in args]
+
+
+def promote_dtypes_numeric(*args):
+    dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    if dtype == np.bool_:
+        dtype = dtypes.default_int_dtype()
+    return [lax.convert_element_type(a, dtype, weak) for a in args]
+
+
+def promote_shapes(fun_name, *args):
+    """Give lower-rank, non-scalar operands leading size-1 axes (NumPy broadcasting)."""
+    shapes = [np.shape(a) for a in args]
+    nonscalar = [s for s in shapes if s]
+    if not nonscalar:
+        return list(args)
+    rank = max(len(s) for s in nonscalar)
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise TypeError(
+            f"{fun_name} got incompatible shapes for broadcasting: "
+            + ", ".join(map(str, shapes))
+            + "."
+        ) from None
+    return [
+        a if not s or len(s) == rank else lax.broadcast_to_rank(a, rank)
+        for a, s in zip(args, shapes)
+    ]
+
+
+def promote_args(fun_name, *args):
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes(*args))
+
+
+def promote_args_inexact(fun_name, *args):
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+
+
+def promote_args_numeric(fun_name, *args):
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
+
+
+def _fast(x, y):
+    """True when two Arrays already share dtype, weak type and rank (no promotion)."""
+    return (
+        type(x) is Array
+        and type(y) is Array
+        and x.weak_type == y.weak_type
+        and x._value.dtype == y._value.dtype
+        and x._value.ndim == y._value.ndim
+    )
+
+
+def _binary(name, prim, promote=promote_args):
+    def fun(x1, x2, /):
+        if _fast(x1, x2):
+            return prim.bind(x1, x2)
+        return prim.bind(*promote(name, x1, x2))
+
+    fun.__name__ = fun.__qualname__ = name
+    fun.__doc__ = f"Elementwise `{name}` with NumPy broadcasting and JAX type promotion."
+    return fun
+
+
+def _unary(name, prim, promote=promote_args):
+    def fun(x, /):
+        (x,) = promote(name, x)
+        return prim.bind(x)
+
+    fun.__name__ = fun.__qualname__ = name
+    fun.__doc__ = f"Elementwise `{name}` with JAX type promotion."
+    return fun
+
+
+add = _binary("add", ew.add_p)
+subtract = _binary("subtract", ew.sub_p)
+multiply = _binary("multiply", ew.mul_p)
+maximum = _binary("maximum", ew.max_p)
+minimum = _binary("minimum", ew.min_p)
+arctan2 = _binary("arctan2", ew.atan2_p, promote_args_inexact)
+nextafter = _binary("nextafter", ew.nextafter_p, promote_args_inexact)
+equal = _binary("equal", ew.eq_p)
+not_equal = _binary("not_equal", ew.ne_p)
+less = _binary("less", ew.lt_p)
+less_equal = _binary("less_equal", ew.le_p)
+greater = _binary("greater", ew.gt_p)
+greater_equal = _binary("greater_equal", ew.ge_p)
+bitwise_and = _binary("bitwise_and", ew.and_p)
+bitwise_or = _binary("bitwise_or", ew.or_p)
+bitwise_xor = _binary("bitwise_xor", ew.xor_p)
+left_shift = _binary("left_shift", ew.shift_left_p)
+
+negative = _unary("negative", ew.neg_p)
+exp = _unary("exp", ew.exp_p, promote_args_inexact)
+exp2 = _unary("exp2", ew.exp2_p, promote_args_inexact)
+log = _unary("log", ew.log_p, promote_args_inexact)
+log1p = _unary("log1p", ew.log1p_p, promote_args_inexact)
+expm1 = _unary("expm1", ew.expm1_p, promote_args_inexact)
+tanh = _unary("tanh", ew.tanh_p, promote_args_inexact)
+sin = _unary("sin", ew.sin_p, promote_args_inexact)
+cos = _unary("cos", ew.cos_p, promote_args_inexact)
+tan = _unary("tan", ew.tan_p, promote_args_inexact)
+arcsin = _unary("arcsin", ew.asin_p, promote_args_inexact)
+arccos = _unary("arccos", ew.acos_p, promote_args_inexact)
+arctan = _unary("arctan", ew.atan_p, promote_args_inexact)
+sinh = _unary("sinh", ew.sinh_p, promote_args_inexact)
+cosh = _unary("cosh", ew.cosh_p, promote_args_inexact)
+arcsinh = _unary("arcsinh", ew.asinh_p, promote_args_inexact)
+arccosh = _unary("arccosh", ew.acosh_p, promote_args_inexact)
+arctanh = _unary("arctanh", ew.atanh_p, promote_args_inexact)
+sqrt = _unary("sqrt", ew.sqrt_p, promote_args_inexact)
+cbrt = _unary("cbrt", ew.cbrt_p, promote_args_inexact)
+conjugate = conj = _unary("conjugate", ew.conj_p)
+real = _unary("real", ew.real_p)
+imag = _unary("imag", ew.imag_p)
+isfinite = _unary("isfinite", ew.is_finite_p)
+
+
+def _is_exact(x):
+    return not dtypes.issubdtype(dtypes.result_type(x), np.inexact)
+
+
+def true_divide(x1, x2, /):
+    x1, x2 = promote_args_inexact("true_divide", x1, x2)
+    return ew.div_p.bind(x1, x2)
+
+
+divide = true_divide
+
+
+def floor_divide(x1, x2, /):
+    x1, x2 = promote_args_numeric("floor_divide", x1, x2)
+    dtype = np.dtype(x1.dtype)
+    if dtype == np.bool_ or np.issubdtype(dtype, np.integer):
+        q = ew.div_p.bind(x1, x2)
+        if np.issubdtype(dtype, np.unsignedinteger):
+            return q
+        r = ew.rem_p.bind(x1, x2)
+        fix = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(x2, 0)))
+        return lax.select(fix, subtract(q, lax.convert_element_type(1, dtype)), q)
+    return floor(ew.div_p.bind(x1, x2))
+
+
+def remainder(x1, x2, /):
+    x1, x2 = promote_args_numeric("remainder", x1, x2)
+    r = ew.rem_p.bind(x1, x2)
+    if np.issubdtype(np.dtype(x1.dtype), np.unsignedinteger):
+        return r
+    zero = lax.convert_element_type(0, x1.dtype)
+    fix = bitwise_and(not_equal(r, zero), not_equal(less(r, zero), less(x2, zero)))
+    return lax.select(fix, add(r, x2), r)
+
+
+mod = remainder
+
+
+def fmod(x1, x2, /):
+    x1, x2 = promote_args_numeric("fmod", x1, x2)
+    return ew.rem_p.bind(x1, x2)
+
+
+def divmod(x1, x2, /):  # noqa: A001
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def power(x1, x2, /):
+    check_arraylike("power", x1, x2)
+    if type(x2) is int and dtypes.issubdtype(dtypes.result_type(x1), np.number):
+        (x1,) = promote_dtypes_numeric(x1)
+        return ew.integer_pow_p.bind(x1, y=x2)
+    x1, x2 = promote_args_numeric("power", x1, x2)
+    dtype = np.dtype(x1.dtype)
+    if np.issubdtype(dtype, np.integer):
+        return _integer_power(x1, x2)
+    return ew.pow_p.bind(x1, x2)
+
+
+def _integer_power(x, y):
+    # Exponentiation by squaring over the bits of y (negative exponents give 0 as XLA).
+    out = lax.full_like(x, 1)
+    base = x
+    y = lax.convert_element_type(y, x.dtype)
+    for _ in range(np.dtype(x.dtype).itemsize * 8):
+        bit = not_equal(bitwise_and(y, 1), 0)
+        out = lax.select(bit, multiply(out, base), out)
+        base = multiply(base, base)
+        y = ew.shift_right_logical_p.bind(*promote_args("power", y, 1))
+    return out
+
+
+pow = power  # noqa: A001
+
+
+def float_power(x1, x2, /):
+    x1, x2 = promote_args_inexact("float_power", x1, x2)
+    return ew.pow_p.bind(x1, x2)
+
+
+def right_shift(x1, x2, /):
+    x1, x2 = promote_args("right_shift", x1, x2)
+    if np.issubdtype(np.dtype(x1.dtype), np.unsignedinteger):
+        return ew.shift_right_logical_p.bind(x1, x2)
+    return ew.shift_right_arithmetic_p.bind(x1, x2)
+
+
+def bitwise_not(x, /):
+    (x,) = promote_args("bitwise_not", x)
+    return ew.not_p.bind(x)
+
+
+invert = bitwise_not
+bitwise_invert = bitwise_not
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
+
+
+def logical_not(x, /):
+    (x,) = promote_args("logical_not", x)
+    return ew.not_p.bind(_to_bool(x))
+
+
+def _to_bool(x):
+    if np.dtype(x.dtype) == np.bool_:
+        return x
+    return ew.ne_p.bind(*promote_args("ne", x, 0))
+
+
+def _logical(name, prim):
+    def fun(x1, x2, /):
+        x1, x2 = promote_args(name, x1, x2)
+        return prim.bind(_to_bool(x1), _to_bool(x2))
+
+    fun.__name__ = name
+    return fun
+
+
+logical_and = _logical("logical_and", ew.and_p)
+logical_or = _logical("logical_or", ew.or_p)
+logical_xor = _logical("logical_xor", ew.xor_p)
+
+
+def absolute(x, /):
+    (x,) = promote_args("absolute", x)
+    if np.dtype(x.dtype) == np.bool_ or np.issubdtype(np.dtype(x.dtype), np.unsignedinteger):
+        return x
+    return ew.abs_p.bind(x)
+
+
+abs = absolute  # noqa: A001
+
+
+def fabs(x, /):
+    (x,) = promote_args_inexact("fabs", x)
+    return ew.abs_p.bind(x)
+
+
+def sign(x, /):
+    (x,) = promote_args("sign", x)
+    if np.dtype(x.dtype) == np.bool_:
+        return x
+    return ew.sign_p.bind(x)
+
+
+def positive(x, /):
+    (x,) = promote_args("positive", x)
+    return x
+
+
+def square(x, /):
+    (x,) = promote_args_numeric("square", x)
+    return ew.integer_pow_p.bind(x, y=2)
+
+
+def reciprocal(x, /):
+    (x,) = promote_args_inexact("reciprocal", x)
+    return ew.integer_pow_p.bind(x, y=-1)
+
+
+def floor(x, /):
+    (x,) = promote_args_numeric("floor", x)
+    return x if _is_exact(x) else ew.floor_p.bind(x)
+
+
+def ceil(x, /):
+    (x,) = promote_args_numeric("ceil", x)
+    return x if _is_exact(x) else ew.ceil_p.bind(x)
+
+
+def trunc(x, /):
+    (x,) = promote_args_numeric("trunc", x)
+    if _is_exact(x):
+        return x
+    return lax.select(less(x, 0), ew.ceil_p.bind(x), ew.floor_p.bind(x))
+
+
+fix = trunc
+
+
+def rint(x, /):
+    (x,) = promote_args_inexact("rint", x)
+    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+def round(a, decimals=0, out=None):  # noqa: A001
+    (a,) = promote_args_numeric("round", a)
+    if _is_exact(a):
+        if decimals >= 0:
+            return a
+        factor = lax.convert_element_type(10 ** (-decimals), a.dtype)
+        return multiply(floor_divide(add(a, floor_divide(factor, 2)), factor), factor)
+    if decimals == 0:
+        return lax.round(a, lax.RoundingMethod.TO_NEAREST_EVEN)
+    factor = lax.convert_element_type(10.0**decimals, a.dtype)
+    rounded = lax.round(multiply(a, factor), lax.RoundingMethod.TO_NEAREST_EVEN)
+    return true_divide(rounded, factor)
+
+
+around = round
+
+
+def log2(x, /):
+    (x,) = promote_args_inexact("log2", x)
+    return true_divide(ew.log_p.bind(x), lax.convert_element_type(np.log(2), x.dtype))
+
+
+def log10(x, /):
+    (x,) = promote_args_inexact("log10", x)
+    return true_divide(ew.log_p.bind(x), lax.convert_element_type(np.log(10), x.dtype))
+
+
+def logaddexp(x1, x2, /):
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+    amax = maximum(x1, x2)
+    delta = subtract(x1, x2)
+    safe = lax.select(isnan(delta), amax, add(amax, log1p(exp(negative(absolute(delta))))))
+    return safe
+
+
+def deg2rad(x, /):
+    (x,) = promote_args_inexact("deg2rad", x)
+    return multiply(x, lax.convert_element_type(np.pi / 180, x.dtype))
+
+
+def rad2deg(x, /):
+    (x,) = promote_args_inexact("rad2deg", x)
+    return multiply(x, lax.convert_element_type(180 / np.pi, x.dtype))
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def hypot(x1, x2, /):
+    x1, x2 = promote_args_inexact("hypot", x1, x2)
+    return sqrt(add(multiply(x1, x1), multiply(x2, x2)))
+
+
+def isnan(x, /):
+    (x,) = promote_args("isnan", x)
+    if _is_exact(x):
+        return lax.full_like(x, False, dtype=np.bool_)
+    return ew.ne_p.bind(x, x)
+
+
+def isinf(x, /):
+    (x,) = promote_args("isinf", x)
+    if _is_exact(x):
+        return lax.full_like(x, False, dtype=np.bool_)
+    return equal(absolute(x), np.inf)
+
+
+def isposinf(x, /):
+    return logical_and(isinf(x), greater(x, 0))
+
+
+def isneginf(x, /):
+    return logical_and(isinf(x), less(x, 0))
+
+
+def signbit(x, /):
+    (x,) = promote_args("signbit", x)
+    if _is_exact(x):
+        return less(x, 0)
+    return _sign_bit_of(x)
+
+
+def copysign(x1, x2, /):
+    x1, x2 = promote_args_inexact("copysign", x1, x2)
+    x2_neg = lax.select(ew.ne_p.bind(x2, x2), less(x2, 0), _sign_bit_of(x2))
+    mag = absolute(x1)
+    return lax.select(x2_neg, negative(mag), mag)
+
+
+def _sign_bit_of(x):
+    # Distinguishes -0.0 from 0.0: 1/x is -inf for -0.0.
+    zero = lax.convert_element_type(0, x.dtype)
+    is_zero = equal(x, zero)
+    inv = ew.div_p.bind(lax.convert_element_type(1, x.dtype), lax.select(is_zero, x, zero))
+    return lax.select(is_zero, less(inv, zero), less(x, zero))
+
+
+def heaviside(x1, x2, /):
+    x1, x2 = promote_args_inexact("heaviside", x1, x2)
+    zero, one = lax.full_like(x1, 0), lax.full_like(x1, 1)
+    x2 = lax.broadcast_in_dim(x2, np.shape(x1), ()) if not np.shape(x2) else x2
+    return lax.select(less(x1, zero), zero, lax.select(equal(x1, zero), x2, one))
+
+
+def fmax(x1, x2, /):
+    x1, x2 = promote_args("fmax", x1, x2)
+    return lax.select(isnan(x1), x2, lax.select(isnan(x2), x1, maximum(x1, x2)))
+
+
+def fmin(x1, x2, /):
+    x1, x2 = promote_args("fmin", x1, x2)
+    return lax.select(isnan(x1), x2, lax.select(isnan(x2), x1, minimum(x1, x2)))
+
+
+def sinc(x, /):
+    (x,) = promote_args_inexact("sinc", x)
+    pix = multiply(x, lax.convert_element_type(np.pi, x.dtype))
+    is_zero = equal(x, 0)
+    safe = lax.select(is_zero, lax.full_like(x, 1), pix)
+    return lax.select(is_zero, lax.full_like(x, 1), true_divide(sin(safe), safe))

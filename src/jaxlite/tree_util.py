@@ -1,0 +1,1317 @@
+"""Pytrees: nested containers of leaves, flattened to a list plus a structure.
+
+Every transformation in jaxlite starts by flattening its arguments into leaves and
+a `PyTreeDef`, and ends by unflattening results. Tuples, lists, dicts (keys
+sorted), `None`, namedtuples, `OrderedDict`, `defaultdict` and registered classes
+are nodes; everything else is a leaf. The semantics, reprs and error messages are
+JAX 0.10.2's.
+
+A `PyTreeDef` is a flat tuple of node descriptors in preorder: `_LEAF` for a leaf,
+`(kind, aux, arity)` for a node. Flat tuples are cheap to build in one recursive
+pass, compare and hash in C, and walk top-down for `flatten_up_to`; the hash is
+computed once per treedef because treedefs are part of `jit` cache keys. Node
+kinds are looked up by exact `type(x)` in one dict that also caches the verdict for
+leaf types and namedtuple classes, so the hot path does one dict lookup per object.
+
+This module is the bottom layer of jaxlite: pure Python, no imports from jaxlite.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import difflib
+import functools
+import operator
+import textwrap
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, TypeVar
+
+__all__ = [
+    "DictKey",
+    "FlattenedIndexKey",
+    "GetAttrKey",
+    "KeyEntry",
+    "KeyPath",
+    "Partial",
+    "PyTreeDef",
+    "SequenceKey",
+    "all_leaves",
+    "flatten_one_level",
+    "flatten_one_level_with_keys",
+    "is_tree_node",
+    "keystr",
+    "register_dataclass",
+    "register_pytree_node",
+    "register_pytree_node_class",
+    "register_pytree_with_keys",
+    "register_pytree_with_keys_class",
+    "register_static",
+    "tree_all",
+    "tree_broadcast",
+    "tree_flatten",
+    "tree_flatten_with_path",
+    "tree_leaves",
+    "tree_leaves_with_path",
+    "tree_map",
+    "tree_map_with_path",
+    "tree_reduce",
+    "tree_reduce_associative",
+    "tree_structure",
+    "tree_transpose",
+    "tree_unflatten",
+    "treedef_children",
+    "treedef_is_leaf",
+    "treedef_tuple",
+]
+
+T = TypeVar("T")
+Typ = TypeVar("Typ", bound=type)
+KeyEntry = Any
+KeyPath = tuple[Any, ...]
+
+# ---------------------------------------------------------------------------
+# Key entries: one step of a key path.
+
+
+class _KeyEntry:
+    """Base of the key classes: one immutable value, compared by class and value."""
+
+    __slots__ = ("_value",)
+    _field = ""
+    _value_type: type | None = None
+
+    def __init__(self, value):
+        if self._value_type is not None and not isinstance(value, self._value_type):
+            raise TypeError(
+                f"{type(self).__name__}() expects {self._field} of type "
+                f"{self._value_type.__name__}, got {type(value).__name__}: {value!r}."
+            )
+        self._value = value
+
+    def __eq__(self, other):
+        return type(other) is type(self) and self._value == other._value
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._value))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._field}={self._value!r})"
+
+    def __reduce__(self):
+        return type(self), (self._value,)
+
+
+class SequenceKey(_KeyEntry):
+    """Position `idx` in a tuple or list; prints as `[0]`."""
+
+    __slots__ = ()
+    __match_args__ = ("idx",)
+    _field = "idx"
+    _value_type = int
+
+    @property
+    def idx(self) -> int:
+        return self._value
+
+    def __str__(self):
+        return f"[{self._value!r}]"
+
+
+class DictKey(_KeyEntry):
+    """Key `key` of a dict-like node; prints as `['b']`."""
+
+    __slots__ = ()
+    __match_args__ = ("key",)
+    _field = "key"
+
+    @property
+    def key(self) -> Any:
+        return self._value
+
+    def __str__(self):
+        return f"[{self._value!r}]"
+
+
+class GetAttrKey(_KeyEntry):
+    """Attribute `name` of a namedtuple or dataclass; prints as `.name`."""
+
+    __slots__ = ()
+    __match_args__ = ("name",)
+    _field = "name"
+    _value_type = str
+
+    @property
+    def name(self) -> str:
+        return self._value
+
+    def __str__(self):
+        return f".{self._value}"
+
+
+class FlattenedIndexKey(_KeyEntry):
+    """Index among the children of a node registered without keys."""
+
+    __slots__ = ()
+    __match_args__ = ("key",)
+    _field = "key"
+    _value_type = int
+
+    @property
+    def key(self) -> int:
+        return self._value
+
+    def __str__(self):
+        return f"[<flat index {self._value}>]"
+
+
+def _simple_key_str(key) -> str:
+    if isinstance(key, SequenceKey | FlattenedIndexKey | DictKey):
+        return str(key._value)
+    if isinstance(key, GetAttrKey):
+        return key.name
+    return str(key)
+
+
+def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
+    """Formats a key path: `[1]['a'].x` (or `1/a/x` with simple=True, separator='/')."""
+    if simple:
+        return separator.join(_simple_key_str(k) for k in keys)
+    return separator.join(str(k) for k in keys)
+
+
+# ---------------------------------------------------------------------------
+# Node kinds and the registry.
+
+
+class _NodeKind:
+    """How one node type flattens and unflattens.
+
+    `flatten(x) -> (children, aux)`, `unflatten(aux, children) -> x` and
+    `flatten_with_keys(x) -> ((key, child) pairs, aux)`. `label` names the kind
+    in `flatten_up_to` errors; `name` is its repr inside `CustomNode(...)`.
+    """
+
+    __slots__ = (
+        "type",
+        "flatten",
+        "unflatten",
+        "flatten_with_keys",
+        "name",
+        "label",
+        "registered",
+    )
+
+    def __init__(self, typ, flatten, unflatten, flatten_with_keys, name, label):
+        self.type = typ
+        self.flatten = flatten
+        self.unflatten = unflatten
+        self.flatten_with_keys = flatten_with_keys
+        self.name = name
+        self.label = label
+        self.registered = True
+
+    def __repr__(self):
+        return f"<pytree node kind {self.name}>"
+
+    def __reduce__(self):
+        return _kind_for_type, (self.type,)
+
+
+class _LeafMarker:
+    """The descriptor of a leaf in a treedef's spec (a singleton)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "*"
+
+    def __reduce__(self):
+        return "_LEAF"
+
+
+_LEAF = _LeafMarker()
+_NoneType = type(None)
+# Exact type -> kind. Leaf types and namedtuple classes are cached here as they
+# are met, so that each object costs one lookup; `_MAX_CACHED_TYPES` bounds the
+# cache of unregistered types for programs that create classes dynamically.
+_kinds: dict[type, _NodeKind] = {}
+_MAX_CACHED_TYPES = 4096
+_kinds_get = _kinds.get
+
+
+def _no_keys_flatten(kind_flatten):
+    def flatten_with_keys(x):
+        children, aux = kind_flatten(x)
+        return [(FlattenedIndexKey(i), c) for i, c in enumerate(children)], aux
+
+    return flatten_with_keys
+
+
+def _sorted_keys(d) -> tuple:
+    try:
+        return tuple(sorted(d))
+    except TypeError as e:
+        raise ValueError(
+            "Comparator raised exception while sorting pytree dictionary keys."
+        ) from e
+
+
+def _seq_with_keys(x):
+    return [(SequenceKey(i), c) for i, c in enumerate(x)], None
+
+
+def _dict_flatten(d):
+    keys = _sorted_keys(d)
+    return tuple([d[k] for k in keys]), keys
+
+
+def _dict_with_keys(d):
+    keys = _sorted_keys(d)
+    return [(DictKey(k), d[k]) for k in keys], keys
+
+
+def _ordered_dict_flatten(d):
+    return list(d.values()), tuple(d)
+
+
+def _ordered_dict_with_keys(d):
+    return [(DictKey(k), v) for k, v in d.items()], tuple(d)
+
+
+def _ordered_dict_unflatten(keys, values):
+    return collections.OrderedDict(zip(keys, values))
+
+
+def _defaultdict_flatten(d):
+    keys = _sorted_keys(d)
+    return [d[k] for k in keys], (d.default_factory, keys)
+
+
+def _defaultdict_with_keys(d):
+    keys = _sorted_keys(d)
+    return [(DictKey(k), d[k]) for k in keys], (d.default_factory, keys)
+
+
+def _defaultdict_unflatten(aux, values):
+    factory, keys = aux
+    return collections.defaultdict(factory, zip(keys, values))
+
+
+def _builtin(typ, flatten, unflatten, with_keys, name):
+    kind = _NodeKind(typ, flatten, unflatten, with_keys, name, name)
+    _kinds[typ] = kind
+    return kind
+
+
+_TUPLE = _builtin(tuple, lambda x: (x, None), lambda _, xs: tuple(xs), _seq_with_keys, "tuple")
+_LIST = _builtin(list, lambda x: (x, None), lambda _, xs: list(xs), _seq_with_keys, "list")
+_DICT = _builtin(dict, _dict_flatten, lambda keys, xs: dict(zip(keys, xs)), _dict_with_keys, "dict")
+_NONE = _builtin(_NoneType, lambda x: ((), None), lambda _, xs: None, lambda x: ((), None), "None")
+_ORDERED_DICT = _builtin(
+    collections.OrderedDict,
+    _ordered_dict_flatten,
+    _ordered_dict_unflatten,
+    _ordered_dict_with_keys,
+    "OrderedDict",
+)
+_DEFAULTDICT = _builtin(
+    collections.defaultdict,
+    _defaultdict_flatten,
+    _defaultdict_unflatten,
+    _defaultdict_with_keys,
+    "defaultdict",
+)
+_ORDERED_DICT.label = _DEFAULTDICT.label = "custom"
+# The verdict "leaf" for a cached type; never registered.
+_LEAF_KIND = _NodeKind(None, None, None, None, "leaf", "leaf")
+_LEAF_KIND.registered = False
+_NONE_DESC = (_NONE, None, 0)
+_BUILTIN_KINDS = (_TUPLE, _LIST, _DICT, _NONE)
+
+
+def _namedtuple_kind(typ) -> _NodeKind:
+    fields = typ._fields
+
+    def with_keys(x):
+        return [(GetAttrKey(f), c) for f, c in zip(fields, x)], None
+
+    kind = _NodeKind(
+        typ,
+        lambda x: (x, None),
+        lambda _, xs: typ(*xs),
+        with_keys,
+        f"namedtuple[{typ.__name__}]",
+        "namedtuple",
+    )
+    kind.registered = False
+    return kind
+
+
+def _classify(typ) -> _NodeKind:
+    """The kind of an unregistered type (a namedtuple or a leaf), cached."""
+    if issubclass(typ, tuple) and hasattr(typ, "_fields"):
+        kind = _namedtuple_kind(typ)
+    else:
+        kind = _LEAF_KIND
+    if len(_kinds) < _MAX_CACHED_TYPES:
+        _kinds[typ] = kind
+    return kind
+
+
+def _kind_of(typ) -> _NodeKind:
+    return _kinds_get(typ) or _classify(typ)
+
+
+def _kind_for_type(typ) -> _NodeKind:
+    """The node kind of `typ`, for unpickling treedefs."""
+    kind = _kind_of(typ)
+    if kind is _LEAF_KIND:
+        raise ValueError(f"{typ!r} is not a registered pytree node type.")
+    return kind
+
+
+def _register(nodetype, flatten, unflatten, flatten_with_keys, label="custom"):
+    current = _kinds_get(nodetype)
+    if current is not None and current.registered:
+        raise ValueError(
+            f"Duplicate custom PyTreeDef type registration for {nodetype!r}."
+        )
+    if flatten_with_keys is None:
+        flatten_with_keys = _no_keys_flatten(flatten)
+    name = getattr(nodetype, "__name__", repr(nodetype))
+    _kinds[nodetype] = _NodeKind(
+        nodetype, flatten, unflatten, flatten_with_keys, name, label
+    )
+
+
+def register_pytree_node(
+    nodetype: type[T],
+    flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]],
+    unflatten_func: Callable[[Hashable, Iterable[Any]], T],
+    flatten_with_keys_func: Callable[[T], tuple[Iterable[tuple[Any, Any]], Hashable]]
+    | None = None,
+) -> None:
+    """Makes `nodetype` a pytree node.
+
+    `flatten_func(x)` returns `(children, aux_data)`; `unflatten_func(aux_data,
+    children)` rebuilds the node (children arrive as a tuple). `aux_data` should
+    be hashable and comparable: it is part of the treedef.
+    """
+    _register(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
+
+
+def register_pytree_with_keys(
+    nodetype: type[T],
+    flatten_with_keys: Callable[[T], tuple[Iterable[tuple[Any, Any]], Hashable]],
+    unflatten_func: Callable[[Hashable, Iterable[Any]], T],
+    flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]] | None = None,
+) -> None:
+    """Like `register_pytree_node`, with a flatten that names each child's key."""
+    if flatten_func is None:
+
+        def flatten_func(x):
+            pairs, aux = flatten_with_keys(x)
+            return [child for _, child in pairs], aux
+
+    _register(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+
+
+def register_pytree_node_class(cls: Typ) -> Typ:
+    """Class decorator: uses `x.tree_flatten()` and `cls.tree_unflatten(aux, xs)`."""
+    register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
+    return cls
+
+
+def register_pytree_with_keys_class(cls: Typ) -> Typ:
+    """Class decorator: uses `x.tree_flatten_with_keys()` and `cls.tree_unflatten`."""
+    flatten_func = None
+    if hasattr(cls, "tree_flatten"):
+        flatten_func = operator.methodcaller("tree_flatten")
+    register_pytree_with_keys(
+        cls,
+        operator.methodcaller("tree_flatten_with_keys"),
+        cls.tree_unflatten,
+        flatten_func,
+    )
+    return cls
+
+
+def register_static(cls: type[T]) -> type[T]:
+    """Makes instances of `cls` nodes without children: the object is the aux data."""
+    register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
+    return cls
+
+
+def register_dataclass(
+    nodetype: Typ,
+    data_fields: Sequence[str] | None = None,
+    meta_fields: Sequence[str] | None = None,
+    drop_fields: Sequence[str] = (),
+) -> Typ:
+    """Makes a dataclass-like type a node: data fields are children, meta fields aux.
+
+    Without `data_fields`/`meta_fields`, the fields of a dataclass are split by
+    their `metadata=dict(static=True)`. Rebuilding calls `nodetype(**fields)`.
+    Usable as a class decorator.
+    """
+    if data_fields is None or meta_fields is None:
+        if (data_fields is None) != (meta_fields is None):
+            raise TypeError(
+                "register_dataclass: data_fields and meta_fields must both be "
+                f"specified when either is specified. Got {data_fields=} "
+                f"{meta_fields=}."
+            )
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError(
+                "register_dataclass: data_fields and meta_fields are required when"
+                f" nodetype is not a dataclass. Got {nodetype=}."
+            )
+        fields = dataclasses.fields(nodetype)
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    data_fields = tuple(data_fields)
+    meta_fields = tuple(meta_fields)
+    named = {*data_fields, *meta_fields}
+    if dataclasses.is_dataclass(nodetype):
+        init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init}
+        init_fields.difference_update(drop_fields)
+        if named != init_fields:
+            msg = (
+                "data_fields and meta_fields must include all dataclass fields with"
+                " ``init=True`` and only them."
+            )
+            missing = init_fields - named
+            if missing:
+                msg += (
+                    f" Missing fields: {missing}. Add them to drop_fields to "
+                    "suppress this error."
+                )
+            unexpected = named - init_fields
+            if unexpected:
+                msg += f" Unexpected fields: {unexpected}."
+            raise ValueError(msg)
+    overlap = set(data_fields) & set(meta_fields)
+    if overlap:
+        raise ValueError(
+            "data_fields and meta_fields must not overlap. Overlapping fields:"
+            f" {overlap}."
+        )
+    keys = tuple(GetAttrKey(name) for name in data_fields)
+
+    def flatten(x):
+        data = tuple([getattr(x, name) for name in data_fields])
+        return data, tuple([getattr(x, name) for name in meta_fields])
+
+    def flatten_with_keys(x):
+        data, meta = flatten(x)
+        return list(zip(keys, data)), meta
+
+    def unflatten(meta, data):
+        return nodetype(**dict(zip(meta_fields, meta)), **dict(zip(data_fields, data)))
+
+    _register(nodetype, flatten, unflatten, flatten_with_keys, "custom dataclass")
+    return nodetype
+
+
+def is_tree_node(typ: type) -> bool:
+    """Whether `typ` is a pytree node type (built-in, registered or namedtuple)."""
+    return _kind_of(typ) is not _LEAF_KIND
+
+
+# ---------------------------------------------------------------------------
+# Flattening. `_flatten` is the hot path: tuples, lists and dicts are inlined
+# and a leaf child costs one dict lookup and two appends.
+
+
+def _flatten(node, leaves, spec):
+    kind = _kinds_get(type(node)) or _classify(type(node))
+    if kind is _LEAF_KIND:
+        leaves.append(node)
+        spec.append(_LEAF)
+    elif kind is _TUPLE or kind is _LIST:
+        spec.append((kind, None, len(node)))
+        for child in node:
+            if _kinds_get(type(child)) is _LEAF_KIND:
+                leaves.append(child)
+                spec.append(_LEAF)
+            else:
+                _flatten(child, leaves, spec)
+    elif kind is _DICT:
+        keys = _sorted_keys(node)
+        spec.append((_DICT, keys, len(keys)))
+        for key in keys:
+            child = node[key]
+            if _kinds_get(type(child)) is _LEAF_KIND:
+                leaves.append(child)
+                spec.append(_LEAF)
+            else:
+                _flatten(child, leaves, spec)
+    elif kind is _NONE:
+        spec.append(_NONE_DESC)
+    else:
+        children, aux = kind.flatten(node)
+        if type(children) is not tuple and type(children) is not list:
+            children = tuple(children)
+        spec.append((kind, aux, len(children)))
+        for child in children:
+            _flatten(child, leaves, spec)
+
+
+def _flatten_is_leaf(node, leaves, spec, is_leaf):
+    kind = _kinds_get(type(node)) or _classify(type(node))
+    if kind is _LEAF_KIND or is_leaf(node):
+        leaves.append(node)
+        spec.append(_LEAF)
+        return
+    children, aux = kind.flatten(node)
+    if type(children) is not tuple and type(children) is not list:
+        children = tuple(children)
+    spec.append((kind, aux, len(children)))
+    for child in children:
+        _flatten_is_leaf(child, leaves, spec, is_leaf)
+
+
+def _collect_leaves(node, leaves):
+    kind = _kinds_get(type(node)) or _classify(type(node))
+    if kind is _LEAF_KIND:
+        leaves.append(node)
+    elif kind is _TUPLE or kind is _LIST:
+        for child in node:
+            if _kinds_get(type(child)) is _LEAF_KIND:
+                leaves.append(child)
+            else:
+                _collect_leaves(child, leaves)
+    elif kind is _DICT:
+        for key in _sorted_keys(node):
+            _collect_leaves(node[key], leaves)
+    elif kind is not _NONE:
+        for child in kind.flatten(node)[0]:
+            _collect_leaves(child, leaves)
+
+
+def _flatten_with_path(node, path, pairs, spec, is_leaf, takes_path):
+    kind = _kinds_get(type(node)) or _classify(type(node))
+    if is_leaf is not None:
+        stop = is_leaf(path, node) if takes_path else is_leaf(node)
+    else:
+        stop = False
+    if stop or kind is _LEAF_KIND:
+        pairs.append((path, node))
+        spec.append(_LEAF)
+        return
+    keyed, aux = kind.flatten_with_keys(node)
+    if type(keyed) is not tuple and type(keyed) is not list:
+        keyed = tuple(keyed)
+    spec.append((kind, aux, len(keyed)))
+    for key, child in keyed:
+        _flatten_with_path(child, (*path, key), pairs, spec, is_leaf, takes_path)
+
+
+def _make_treedef(spec, num_leaves):
+    treedef = _new_object(PyTreeDef)
+    treedef._spec = spec
+    treedef._num_leaves = num_leaves
+    return treedef
+
+
+def tree_flatten(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[Any], PyTreeDef]:
+    """Returns the leaves of `tree` (left to right) and its structure."""
+    leaves = []
+    spec = []
+    if is_leaf is None:
+        _flatten(tree, leaves, spec)
+    else:
+        _flatten_is_leaf(tree, leaves, spec, is_leaf)
+    treedef = _new_object(PyTreeDef)
+    treedef._spec = tuple(spec)
+    treedef._num_leaves = len(leaves)
+    return leaves, treedef
+
+
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    """The leaves of `tree`, left to right."""
+    leaves = []
+    if is_leaf is None:
+        _collect_leaves(tree, leaves)
+    else:
+        _flatten_is_leaf(tree, leaves, [], is_leaf)
+    return leaves
+
+
+def tree_structure(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> PyTreeDef:
+    """The `PyTreeDef` of `tree`."""
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
+    """Rebuilds the pytree with structure `treedef` from `leaves`."""
+    return treedef.unflatten(leaves)
+
+
+def tree_flatten_with_path(
+    tree: Any,
+    is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
+) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+    """Like `tree_flatten`, each leaf paired with its key path."""
+    pairs = []
+    spec = []
+    _flatten_with_path(tree, (), pairs, spec, is_leaf, is_leaf_takes_path)
+    return pairs, _make_treedef(tuple(spec), len(pairs))
+
+
+def tree_leaves_with_path(
+    tree: Any,
+    is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
+) -> list[tuple[KeyPath, Any]]:
+    """The `(key_path, leaf)` pairs of `tree`."""
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
+    """The children and metadata of the node `tree` (ValueError for a leaf)."""
+    kind = _kind_of(type(tree))
+    if kind is _LEAF_KIND:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    children, aux = kind.flatten(tree)
+    if kind.label == "namedtuple":
+        return list(children), kind.type
+    return children, aux
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], Hashable]:
+    """The `(key, child)` pairs and metadata of the node `tree`."""
+    kind = _kind_of(type(tree))
+    if kind is _LEAF_KIND:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    pairs, aux = kind.flatten_with_keys(tree)
+    if kind.label == "namedtuple":
+        return pairs, kind.type
+    return pairs, aux
+
+
+def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every element of `iterable` is a leaf (`None` is not)."""
+    for x in iterable:
+        if is_leaf is not None and is_leaf(x):
+            continue
+        if _kind_of(type(x)) is not _LEAF_KIND:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------
+# PyTreeDef.
+
+_new_object = object.__new__
+
+
+def _subtree_end(spec, start):
+    """The index one past the subtree of `spec` rooted at `start`."""
+    pending = 1
+    i = start
+    while pending:
+        desc = spec[i]
+        pending -= 1
+        if desc is not _LEAF:
+            pending += desc[2]
+        i += 1
+    return i
+
+
+def _spec_hash(spec):
+    try:
+        return hash(spec)
+    except TypeError:
+        # Unhashable aux data: hash the shape of the tree only.
+        return hash(tuple(d if d is _LEAF else (d[0], d[2]) for d in spec))
+
+
+def _build(spec, leaves):
+    """Rebuilds a pytree from a spec and as many leaves as it has leaf slots.
+
+    Walks the preorder spec backwards with a stack: a leaf pushes the next leaf
+    (from the right), a node pops its children (the top of the stack is its first
+    child) and pushes itself.
+    """
+    stack = []
+    push = stack.append
+    i = len(leaves)
+    for desc in reversed(spec):
+        if desc is _LEAF:
+            i -= 1
+            push(leaves[i])
+            continue
+        kind, aux, n = desc
+        if n:
+            children = stack[: -n - 1 : -1]
+            del stack[-n:]
+        else:
+            children = []
+        if kind is _TUPLE:
+            push(tuple(children))
+        elif kind is _LIST:
+            push(children)
+        elif kind is _DICT:
+            push(dict(zip(aux, children)))
+        elif kind is _NONE:
+            push(None)
+        else:
+            push(kind.unflatten(aux, tuple(children)))
+    return stack[0]
+
+
+def _walk_up_to(spec, i, tree, out):
+    """Matches `tree` against the subtree of `spec` at `i`; appends the subtrees
+    at its leaves to `out` and returns the index after the subtree."""
+    desc = spec[i]
+    if desc is _LEAF:
+        out.append(tree)
+        return i + 1
+    kind, aux, n = desc
+    i += 1
+    if kind is _TUPLE or kind is _LIST:
+        name = kind.name
+        if type(tree) is not kind.type:
+            raise ValueError(f"Expected {name}, got {tree!r}.")
+        if len(tree) != n:
+            raise ValueError(
+                f"{name.capitalize()} arity mismatch: {len(tree)} != {n}; "
+                f"{name}: {tree!r}."
+            )
+        children = tree
+    elif kind is _DICT:
+        if type(tree) is not dict:
+            raise ValueError(f"Expected dict, got {tree!r}.")
+        keys = _sorted_keys(tree)
+        if keys != aux:
+            raise ValueError(
+                f"Dict key mismatch; expected keys: {list(aux)}; present keys: "
+                f"{list(keys)}."
+            )
+        children = [tree[k] for k in keys]
+    elif kind is _NONE:
+        if tree is not None:
+            raise ValueError(
+                f"Expected None, got {tree!r}.\n\n"
+                "In previous releases of JAX, flatten-up-to used to consider None "
+                "to be a tree-prefix of non-None values. To obtain the previous "
+                "behavior, you can usually write:\n"
+                "  jax.tree.map(lambda x, y: None if x is None else f(x, y), a, b, "
+                "is_leaf=lambda x: x is None)"
+            )
+        return i
+    elif kind.label == "namedtuple":
+        if not (isinstance(tree, tuple) and hasattr(tree, "_fields")):
+            raise ValueError(f"Expected named tuple, got {tree!r}.")
+        if type(tree) is not kind.type:
+            raise ValueError(
+                f"Named tuple type mismatch: expected type: {kind.type!r}, "
+                f"tuple: {tree!r}."
+            )
+        if len(tree) != n:
+            raise ValueError(
+                f"Named tuple arity mismatch: {len(tree)} != {n}; tuple: {tree!r}."
+            )
+        children = tree
+    else:
+        label = kind.label.capitalize()
+        if type(tree) is not kind.type:
+            raise ValueError(
+                f"{label} node type mismatch: expected type: {kind.type!r}, "
+                f"value: {tree!r}."
+            )
+        children, tree_aux = kind.flatten(tree)
+        if tree_aux != aux:
+            raise ValueError(
+                f"Mismatch {kind.label} node data: {aux!r} != {tree_aux!r}; "
+                f"value: {tree!r}."
+            )
+        children = tuple(children)
+        if len(children) != n:
+            raise ValueError(
+                f"{label} type arity mismatch: {len(children)} != {n}; "
+                f"value: {tree!r}."
+            )
+    for child in children:
+        i = _walk_up_to(spec, i, child, out)
+    return i
+
+
+def _node_repr(spec, i):
+    """The repr of the subtree at `i` and the index after it."""
+    desc = spec[i]
+    if desc is _LEAF:
+        return "*", i + 1
+    kind, aux, n = desc
+    i += 1
+    parts = []
+    for _ in range(n):
+        text, i = _node_repr(spec, i)
+        parts.append(text)
+    if kind is _TUPLE:
+        if n == 1:
+            return f"({parts[0]},)", i
+        return f"({', '.join(parts)})", i
+    if kind is _LIST:
+        return f"[{', '.join(parts)}]", i
+    if kind is _DICT:
+        items = ", ".join(f"{k!r}: {p}" for k, p in zip(aux, parts))
+        return f"{{{items}}}", i
+    if kind is _NONE:
+        return "None", i
+    if kind.label == "namedtuple":
+        return f"CustomNode({kind.name}, [{', '.join(parts)}])", i
+    return f"CustomNode({kind.name}[{aux}], [{', '.join(parts)}])", i
+
+
+def _public_node_data(kind, aux):
+    if kind is _DICT:
+        return kind.type, list(aux)
+    return kind.type, aux
+
+
+class PyTreeDef:
+    """The structure of a pytree: what `tree_flatten` returns besides the leaves.
+
+    Hashable and comparable; equal structures compare equal. Build one with
+    `tree_structure`, never directly.
+    """
+
+    __slots__ = ("_spec", "_num_leaves", "_hash", "__weakref__")
+
+    def __init__(self):
+        raise TypeError("PyTreeDef objects are made by tree_flatten/tree_structure.")
+
+    @property
+    def num_leaves(self) -> int:
+        return self._num_leaves
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self._spec)
+
+    def __hash__(self):
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = _spec_hash(self._spec)
+            return self._hash
+
+    def __eq__(self, other):
+        if self is other:
+            return True
+        if type(other) is not PyTreeDef:
+            return NotImplemented
+        return self._spec == other._spec
+
+    def __repr__(self):
+        return f"PyTreeDef({_node_repr(self._spec, 0)[0]})"
+
+    def __reduce__(self):
+        return _make_treedef, (self._spec, self._num_leaves)
+
+    def unflatten(self, leaves: Iterable[Any]) -> Any:
+        """Rebuilds a pytree of this structure from `leaves`."""
+        if type(leaves) is not list and type(leaves) is not tuple:
+            leaves = list(leaves)
+        if len(leaves) != self._num_leaves:
+            if len(leaves) < self._num_leaves:
+                raise ValueError(
+                    "Too few leaves for PyTreeDef; expected "
+                    f"{self._num_leaves}, got {len(leaves)}"
+                )
+            raise ValueError(
+                f"Too many leaves for PyTreeDef; expected {self._num_leaves}."
+            )
+        return _build(self._spec, leaves)
+
+    def flatten_up_to(self, tree: Any) -> list[Any]:
+        """The subtrees of `tree` at this structure's leaves (it must be a prefix)."""
+        out = []
+        _walk_up_to(self._spec, 0, tree, out)
+        return out
+
+    def children(self) -> list[PyTreeDef]:
+        """The structures of the root's children."""
+        spec = self._spec
+        if spec[0] is _LEAF:
+            return []
+        out = []
+        start = 1
+        for _ in range(spec[0][2]):
+            end = _subtree_end(spec, start)
+            sub = spec[start:end]
+            out.append(_make_treedef(sub, sub.count(_LEAF)))
+            start = end
+        return out
+
+    def node_data(self) -> tuple[type, Any] | None:
+        """`(type, aux_data)` of the root node, or None for a leaf."""
+        desc = self._spec[0]
+        if desc is _LEAF:
+            return None
+        return _public_node_data(desc[0], desc[1])
+
+    @staticmethod
+    def from_node_data_and_children(
+        registry: Any, node_data: tuple[type, Any] | None, children: Iterable[PyTreeDef]
+    ) -> PyTreeDef:
+        """Inverse of `node_data()` and `children()`; `registry` is ignored."""
+        children = list(children)
+        if node_data is None:
+            if children:
+                raise ValueError("A leaf PyTreeDef has no children.")
+            return _make_treedef((_LEAF,), 1)
+        typ, data = node_data
+        kind = _kind_for_type(typ)
+        aux = tuple(data) if kind is _DICT else data
+        spec = [(kind, aux, len(children))]
+        for child in children:
+            spec.extend(child._spec)
+        return _make_treedef(tuple(spec), sum(c._num_leaves for c in children))
+
+    def compose(self, inner: PyTreeDef) -> PyTreeDef:
+        """This structure with every leaf replaced by `inner`."""
+        spec = []
+        for desc in self._spec:
+            if desc is _LEAF:
+                spec.extend(inner._spec)
+            else:
+                spec.append(desc)
+        return _make_treedef(tuple(spec), self._num_leaves * inner._num_leaves)
+
+    def walk(self, f_node: Callable, f_leaf: Callable | None, leaves: Iterable[Any]):
+        """Folds over the structure: `f_leaf(leaf)` at leaves, `f_node(children,
+        node_data)` at nodes (children already folded)."""
+        leaves_iter = iter(leaves)
+        spec = self._spec
+
+        def fold(i):
+            desc = spec[i]
+            if desc is _LEAF:
+                leaf = next(leaves_iter)
+                return (leaf if f_leaf is None else f_leaf(leaf)), i + 1
+            kind, aux, n = desc
+            i += 1
+            results = []
+            for _ in range(n):
+                result, i = fold(i)
+                results.append(result)
+            if kind.label == "namedtuple":
+                data = kind.type
+            else:
+                data = _public_node_data(kind, aux)[1]
+            return f_node(tuple(results), data), i
+
+        return fold(0)[0]
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The structure of a tuple whose children have structures `treedefs`."""
+    treedefs = list(treedefs)
+    for td in treedefs:
+        if type(td) is not PyTreeDef:
+            raise TypeError(f"treedef_tuple expects PyTreeDefs, got {td!r}.")
+    spec = [(_TUPLE, None, len(treedefs))]
+    for td in treedefs:
+        spec.extend(td._spec)
+    return _make_treedef(tuple(spec), sum(td._num_leaves for td in treedefs))
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    return treedef.children()
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """Whether `treedef` has a single node (a leaf, `None`, `()`, ...)."""
+    return len(treedef._spec) == 1
+
+
+# ---------------------------------------------------------------------------
+# Mapping, reducing, transposing.
+
+
+def _mismatch_error(name, tree, rest, treedef, is_leaf, error):
+    """The JAX-style 'pytree structure error' for the first tree of `rest` that
+    `treedef` is not a prefix of, or `error` when none can be pinned down."""
+    for other in rest:
+        try:
+            treedef.flatten_up_to(other)
+        except Exception:
+            found = _prefix_error((), tree, other, is_leaf)
+            if found is not None:
+                return found(name)
+            return error
+    return error
+
+
+def tree_map(
+    f: Callable[..., Any],
+    tree: Any,
+    *rest: Any,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """Applies `f` leafwise; the other trees must have `tree`'s structure as prefix."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    if not rest:
+        return treedef.unflatten([f(x) for x in leaves])
+    try:
+        others = [treedef.flatten_up_to(r) for r in rest]
+    except Exception as e:
+        raise _mismatch_error("tree_map tree", tree, rest, treedef, is_leaf, e) from None
+    return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
+
+
+def tree_map_with_path(
+    f: Callable[..., Any],
+    tree: Any,
+    *rest: Any,
+    is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
+) -> Any:
+    """Like `tree_map`, with `f(key_path, leaf, *others)`."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    try:
+        others = [treedef.flatten_up_to(r) for r in rest]
+    except Exception as e:
+        plain_is_leaf = None if is_leaf_takes_path else is_leaf
+        raise _mismatch_error(
+            "tree_map_with_path tree", tree, rest, treedef, plain_is_leaf, e
+        ) from None
+    paths = [p for p, _ in pairs]
+    leaves = [x for _, x in pairs]
+    return treedef.unflatten([f(*xs) for xs in zip(paths, leaves, *others)])
+
+
+def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every leaf is truthy."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+class Unspecified:
+    """Marks an argument that was not passed (None is a valid initializer)."""
+
+    def __repr__(self):
+        return "<unspecified>"
+
+
+_UNSPECIFIED = Unspecified()
+
+
+def tree_reduce(
+    function: Callable[[T, Any], T],
+    tree: Any,
+    initializer: Any = _UNSPECIFIED,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> T:
+    """`functools.reduce` over the leaves."""
+    if initializer is _UNSPECIFIED:
+        return functools.reduce(function, tree_leaves(tree, is_leaf))
+    return functools.reduce(function, tree_leaves(tree, is_leaf), initializer)
+
+
+def tree_reduce_associative(
+    operation: Callable[[T, T], T],
+    tree: Any,
+    *,
+    identity: Any = _UNSPECIFIED,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> T:
+    """Reduces the leaves with an associative `operation` as a balanced tree."""
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _UNSPECIFIED:
+            raise TypeError(
+                "Must specify identity for parallel reduction of empty sequence."
+            )
+        return identity
+
+    def reduce(xs):
+        if len(xs) == 1:
+            return xs[0]
+        mid = len(xs) // 2
+        return operation(reduce(xs[:mid]), reduce(xs[mid:]))
+
+    return reduce(leaves)
+
+
+def tree_transpose(
+    outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any
+) -> Any:
+    """Turns an outer-of-inner pytree into an inner-of-outer one."""
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+    inner_size = inner_treedef.num_leaves
+    outer_size = outer_treedef.num_leaves
+    if treedef.num_leaves != inner_size * outer_size:
+        expected = outer_treedef.compose(inner_treedef)
+        raise TypeError(f"Mismatch\n{treedef}\n != \n{expected}")
+    rows = [flat[i * inner_size : (i + 1) * inner_size] for i in range(outer_size)]
+    columns = [outer_treedef.unflatten(col) for col in zip(*rows)]
+    if not rows:
+        columns = [outer_treedef.unflatten([]) for _ in range(inner_size)]
+    return inner_treedef.unflatten(columns)
+
+
+def tree_broadcast(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
+    """Repeats each leaf of `prefix_tree` over the matching subtree of `full_tree`."""
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
+    subtrees = prefix_def.flatten_up_to(full_tree)
+    leaves = []
+    for leaf, subtree in zip(prefix_leaves, subtrees):
+        leaves.extend([leaf] * len(tree_leaves(subtree, is_leaf)))
+    return tree_structure(full_tree, is_leaf).unflatten(leaves)
+
+
+# ---------------------------------------------------------------------------
+# Structure-mismatch diagnostics (tree_map with several trees).
+
+
+def _key_label(key) -> str:
+    if isinstance(key, _KeyEntry):
+        return str(key._value)
+    return str(key)
+
+
+def _prefix_error(key_path, prefix, full, is_leaf):
+    """A function naming the first place where `prefix` is not a prefix of
+    `full`, or None."""
+    if _kind_of(type(prefix)) is _LEAF_KIND or (is_leaf is not None and is_leaf(prefix)):
+        return None
+    where = keystr(key_path)
+    if type(prefix) is not type(full):
+        return lambda name: ValueError(
+            "pytree structure error: different types at key path\n"
+            f"    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n"
+            f"    {type(prefix)}\n"
+            "but at the same key path the full pytree has a subtree of different type\n"
+            f"    {type(full)}."
+        )
+    prefix_pairs, prefix_meta = flatten_one_level_with_keys(prefix)
+    full_pairs, full_meta = flatten_one_level_with_keys(full)
+    prefix_keys = [k for k, _ in prefix_pairs]
+    full_keys = [k for k, _ in full_pairs]
+    if isinstance(prefix, list | tuple):
+        if len(prefix) != len(full):
+            ty = type(prefix).__name__
+            return lambda name: ValueError(
+                f"pytree structure error: different lengths of {ty} at key path\n"
+                f"    {name}{where}\n"
+                f"At that key path, the prefix pytree {name} has a subtree of type "
+                f"{ty} of length {len(prefix)}, but the full pytree has a subtree of "
+                f"the same type but of length {len(full)}."
+            )
+    elif len(prefix_pairs) != len(full_pairs):
+        try:
+            diff = set(prefix_keys).symmetric_difference(full_keys)
+        except TypeError:
+            diff = None
+        diff_text = ""
+        if diff is not None:
+            diff_text = "so the symmetric difference on key sets is\n    " + " ".join(
+                _key_label(k) for k in diff
+            )
+        return lambda name: ValueError(
+            "pytree structure error: different numbers of pytree children at key "
+            f"path\n    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n"
+            f"    {type(prefix)}\n"
+            f"with {len(prefix_pairs)} child keys\n"
+            f"    {' '.join(_key_label(k) for k in prefix_keys)}\n"
+            "but at the same key path the full pytree has a subtree of the same "
+            f"type but with {len(full_pairs)} child keys\n"
+            f"    {' '.join(_key_label(k) for k in full_keys)}\n" + diff_text
+        )
+    if prefix_meta != full_meta:
+        prefix_text = str(prefix_meta)
+        full_text = str(full_meta)
+        ndiff = difflib.ndiff(prefix_text.splitlines(), full_text.splitlines())
+        meta_diff = textwrap.indent("\n".join(ndiff), prefix="    ")
+        return lambda name: ValueError(
+            "pytree structure error: different pytree metadata at key path\n"
+            f"    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n"
+            f"    {type(prefix)}\n"
+            "with metadata\n"
+            f"    {prefix_text}\n"
+            "but at the same key path the full pytree has a subtree of the same "
+            "type but with metadata\n"
+            f"    {full_text}\n"
+            "so the diff in the metadata at these pytree nodes is\n"
+            f"{meta_diff}"
+        )
+    for key, (_, p), (_, f) in zip(prefix_keys, prefix_pairs, full_pairs):
+        found = _prefix_error((*key_path, key), p, f, is_leaf)
+        if found is not None:
+            return found
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Partial: a functools.partial whose bound arguments are pytree children.
+
+
+class _HashableCallableShim:
+    """Wraps a partial that is the `func` of a `Partial`, so that
+    `functools.partial` does not merge its arguments into the new one; the wrapped
+    partial and its arguments stay static (aux data)."""
+
+    __slots__ = ("fun",)
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    def __call__(self, *args, **kw):
+        return self.fun(*args, **kw)
+
+    def __hash__(self):
+        return hash(self.fun)
+
+    def __eq__(self, other):
+        if isinstance(other, _HashableCallableShim):
+            return self.fun == other.fun
+        return self.fun == other
+
+    def __repr__(self):
+        return f"_HashableCallableShim({self.fun!r})"
+
+    @property
+    def func(self):
+        return self.fun.func
+
+    @property
+    def args(self):
+        return self.fun.args
+
+    @property
+    def keywords(self):
+        return self.fun.keywords
+
+
+class Partial(functools.partial):
+    """A `functools.partial` that is a pytree: the function is static aux data, the
+    bound `args` and `keywords` are children, so a `Partial` can be passed through
+    transformed functions."""
+
+    def __new__(cls, func, *args, **kw):
+        if isinstance(func, functools.partial):
+            func = _HashableCallableShim(func)
+        return super().__new__(cls, func, *args, **kw)
+
+
+register_pytree_node(
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, xs: Partial(func, *xs[0], **xs[1]),
+)
