@@ -24,6 +24,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from jaxlite import dtypes
+from jaxlite.config import config
 from jaxlite.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -176,33 +177,80 @@ class Trace:
 
 
 class EvalTrace(Trace):
-    """Runs every primitive's NumPy implementation right away (eager mode)."""
+    """Runs every primitive's NumPy implementation right away (eager mode).
+
+    Inputs are checked as under `jit`: the primitive's abstract evaluation rule runs on
+    the input avals (so a bad dtype or shape raises the same error eagerly), and it also
+    gives the outputs' weak types. Its answers are cached per (primitive, params, input
+    avals), which keeps eager dispatch to a dictionary lookup around the NumPy call.
+    """
 
     def process_primitive(self, prim, args, params):
         vals = []
-        weak = []
+        key = [prim]
         for x in args:
             t = type(x)
             if t is Array:
-                vals.append(x._value)
-                weak.append(x.weak_type)
+                v = x._value
+                vals.append(v)
+                key += (v.shape, v.dtype, x.weak_type)
             elif isinstance(x, Tracer):
                 raise UnexpectedTracerError.escaped(x, prim)
-            elif t in _scalar_types:
-                vals.append(x)
-                weak.append(True)
             else:
-                vals.append(x)
-                weak.append(False)
+                v = _eager_operand(x)
+                vals.append(v)
+                key += (v.shape, v.dtype, t in _weak_scalar_types)
+        if params:
+            key.append(tuple(params.items()))
+        key = tuple(key)
+        try:
+            out_weak = _eager_weak_types.get(key)
+        except TypeError:  # an unhashable parameter: check without the cache
+            out_weak = _eager_abstract_eval(prim, key, params)
+        else:
+            if out_weak is None:
+                out_weak = _eager_abstract_eval(prim, key, params)
+                _eager_weak_types[key] = out_weak
         outs = impl_rules[prim](*vals, **params)
-        rule = weak_type_rules.get(prim)
-        if rule is None:
-            w = bool(weak) and all(weak)
-            return [Array(o, w) for o in outs]
-        ws = rule(weak, **params)
-        if prim.multiple_results:
-            return [Array(o, w) for o, w in zip(outs, ws)]
-        return [Array(outs[0], ws)]
+        if len(out_weak) == 1:
+            return [Array(outs[0], out_weak[0])]
+        return [Array(o, w) for o, w in unsafe_zip(outs, out_weak)]
+
+
+_weak_scalar_types = frozenset({int, float, complex})
+_eager_weak_types: dict = {}
+
+
+def _eager_operand(x):
+    """The NumPy value of a non-Array operand in its canonical dtype (float64 -> float32
+    unless x64 is on), copied from a NumPy array so that later writes to it cannot
+    change the result."""
+    if type(x) in _scalar_types:
+        return dtypes.coerce_to_array(x)[()]
+    if isinstance(x, np.ndarray):
+        return np.array(x, dtypes.canonicalize_dtype(x.dtype))
+    if isinstance(x, np.generic):
+        return dtypes.coerce_to_array(x)[()]
+    raise TypeError(
+        f"Value {x!r} of type {type(x)} is not a valid JAX type; primitives take "
+        "jaxlite Arrays, NumPy arrays or Python scalars."
+    )
+
+
+def _eager_abstract_eval(prim, key, params):
+    """Output weak types of `prim` from the eager cache key (prim, then shape, dtype, weak
+    of each input, then the params)."""
+    n = (len(key) - 1) // 3
+    avals = [ShapedArray(*key[1 + 3 * i : 4 + 3 * i]) for i in range(n)]
+    out_avals, _ = abstract_eval(prim, avals, params)
+    return tuple(a.weak_type for a in out_avals)
+
+
+def _clear_eager_cache(name, value):
+    _eager_weak_types.clear()
+
+
+config.add_listener(_clear_eager_cache)
 
 
 class _TraceState(threading.local):
@@ -612,9 +660,12 @@ def pp_param(value, indent):
     return str(value) if isinstance(value, str) else repr(value)
 
 
-def pp_eqn(eqn, namer, indent):
+def pp_eqn(eqn, namer, indent, used=None):
     args = " ".join(namer(x) for x in eqn.invars)
-    lhs = " ".join(namer.binder(v) for v in eqn.outvars) or "_"
+    lhs = " ".join(
+        namer.binder(v) if used is None or v in used else f"_:{v.aval.str_short()}"
+        for v in eqn.outvars
+    )
     name = eqn.primitive.name
     if not eqn.params:
         return f"{lhs} = {name} {args}".rstrip() if args else f"{lhs} = {name} "
@@ -633,7 +684,9 @@ def pp_eqn(eqn, namer, indent):
 def _pp_jaxpr(jaxpr, namer, indent):
     consts = " ".join(namer.binder(v) for v in jaxpr.constvars)
     invars = " ".join(namer.binder(v) for v in jaxpr.invars)
-    eqns = [pp_eqn(e, namer, indent + 4) for e in jaxpr.eqns]
+    used = {x for e in jaxpr.eqns for x in e.invars if type(x) is Var}
+    used.update(x for x in jaxpr.outvars if type(x) is Var)
+    eqns = [pp_eqn(e, namer, indent + 4, used) for e in jaxpr.eqns]
     outs = ", ".join(namer(v) for v in jaxpr.outvars)
     outs = f"({outs},)" if len(jaxpr.outvars) == 1 else f"({outs})"
     head = f"{{ lambda {consts}; {invars}. let"

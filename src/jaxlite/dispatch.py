@@ -32,6 +32,8 @@ from jaxlite.core import (
     eval_trace,
     impl_rules,
 )
+from jaxlite.errors import UnexpectedTracerError
+from jaxlite.interpreters import ad
 from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
 
 # ----------------------------------------------------------------------------------------
@@ -56,6 +58,7 @@ jit_p = Primitive("jit", multiple_results=True)
 impl_rules[jit_p] = _jit_impl
 abstract_eval_rules[jit_p] = _jit_abstract
 lowering_rules[jit_p] = _jit_lowering
+ad.jvp_rules[jit_p] = ad.jvp_of_jaxpr_rule
 
 
 # ----------------------------------------------------------------------------------------
@@ -83,6 +86,8 @@ def _to_numpy(x):
     t = type(x)
     if t is Array:
         return x._value
+    if isinstance(x, Tracer):
+        raise UnexpectedTracerError.escaped(x, "jit")
     if t is np.ndarray:
         from jaxlite import dtypes
 
@@ -105,6 +110,39 @@ def _check_hashable(value, argname):
         ) from None
 
 
+class _JitCache:
+    """Compiled entries of one function under one set of jit options.
+
+    `entries` maps the full key (argument structure, leaf signatures, static arguments,
+    tracing config) to `(closed_jaxpr, executable, out_tree, out_weak)`. `fast` maps the
+    signature of an all-Array positional call straight to what the hot path needs.
+    """
+
+    __slots__ = ("entries", "fast")
+
+    def __init__(self):
+        self.entries = {}
+        self.fast = {}
+
+
+# Caches are shared by every `jit(f)` of the same function with the same options, as in
+# JAX: `jit(f)(x)` twice traces `f` once. They live as long as the function does.
+_jit_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _shared_cache(fun, options):
+    try:
+        per_fun = _jit_caches.get(fun)
+        if per_fun is None:
+            per_fun = _jit_caches[fun] = {}
+    except TypeError:  # not weak-referenceable or not hashable: a private cache
+        return _JitCache()
+    cache = per_fun.get(options)
+    if cache is None:
+        cache = per_fun[options] = _JitCache()
+    return cache
+
+
 class JitFunction:
     """The result of `jit(fun)`: callable, with `lower`, `trace` and `eval_shape`."""
 
@@ -116,7 +154,10 @@ class JitFunction:
             self._signature, static_argnums, static_argnames
         )
         self.donate_argnums = donate_argnums
-        self._cache = {}
+        self._has_static = bool(self.static_argnums or self.static_argnames)
+        shared = _shared_cache(fun, (self.static_argnums, self.static_argnames))
+        self._cache = shared.entries
+        self._fast = shared.fast
         self._name = getattr(fun, "__name__", type(fun).__name__)
 
     def __get__(self, obj, objtype=None):
@@ -132,17 +173,25 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if config.disable_jit:
             return self.fun(*args, **kwargs)
-        if kwargs or self.static_argnums:
-            dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
-            leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        else:
-            statics = ()
-            leaves, treedef = tree_util.tree_flatten(args)
-        sig = tuple(map(_leaf_signature, leaves))
-        key = (treedef, sig, statics, config.trace_context)
-        entry = self._cache.get(key)
-        if entry is None:
-            entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, sig)
+        if not kwargs and _state.trace is eval_trace:
+            # Fast path: positional Array arguments whose signature was seen before.
+            sig = [config.trace_context]
+            for a in args:
+                if type(a) is not Array:
+                    break
+                v = a._value
+                sig += (v.shape, v.dtype, a.weak_type)
+            else:
+                hit = self._fast.get(tuple(sig))
+                if hit is not None:
+                    fun, out_weak, out_tree = hit
+                    outs = fun(*[a._value for a in args])
+                    if out_tree is None:
+                        return Array(outs[0], out_weak[0])
+                    return tree_util.tree_unflatten(
+                        out_tree, [Array(o, w) for o, w in zip(outs, out_weak)]
+                    )
+        leaves, entry = self._lookup(args, kwargs)
         closed, exe, out_tree, out_weak = entry
         if _state.trace is eval_trace:
             outs = exe(*map(_to_numpy, leaves))
@@ -150,6 +199,34 @@ class JitFunction:
         else:
             outs = jit_p.bind(*leaves, name=self._name, jaxpr=closed)
         return tree_util.tree_unflatten(out_tree, outs)
+
+    def _lookup(self, args, kwargs):
+        """Flatten the arguments and find (or trace and compile) their cache entry."""
+        if kwargs or self._has_static:
+            dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
+            leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        else:
+            statics = ()
+            leaves, treedef = tree_util.tree_flatten(args)
+        sig = tuple(map(_leaf_signature, leaves))
+        context = config.trace_context
+        key = (treedef, sig, statics, context)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, sig)
+            if not kwargs and not self._has_static:
+                self._remember_fast(args, entry, context)
+        return leaves, entry
+
+    def _remember_fast(self, args, entry, context):
+        if any(type(a) is not Array for a in args):
+            return
+        closed, exe, out_tree, out_weak = entry
+        sig = [context]
+        for a in args:
+            sig += (a._value.shape, a._value.dtype, a.weak_type)
+        single = out_tree == tree_util.tree_structure(0)
+        self._fast[tuple(sig)] = (exe.fun, tuple(out_weak), None if single else out_tree)
 
     # -- tracing ----------------------------------------------------------------------------
 
@@ -245,21 +322,11 @@ class JitFunction:
         return tree_util.tree_unflatten(out_tree, outs)
 
     def _entry(self, args, kwargs):
-        if kwargs or self.static_argnums:
-            dyn_args, dyn_kwargs, statics = self._split_static(args, kwargs)
-            leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        else:
-            statics = ()
-            leaves, treedef = tree_util.tree_flatten(args)
-        sig = tuple(map(_leaf_signature, leaves))
-        key = (treedef, sig, statics, config.trace_context)
-        entry = self._cache.get(key)
-        if entry is None:
-            entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, sig)
-        return entry
+        return self._lookup(args, kwargs)[1]
 
     def clear_cache(self):
         self._cache.clear()
+        self._fast.clear()
 
     def _cache_size(self):
         return len(self._cache)
@@ -338,9 +405,6 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
     if not callable(fun):
         raise TypeError(f"jit requires a callable as its first argument, got {fun!r}")
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
-
-
-_live = weakref.WeakSet()
 
 
 def call_jaxpr(closed: ClosedJaxpr, *args):

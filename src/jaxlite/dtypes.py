@@ -113,7 +113,7 @@ def _as_np_dtype(x):
 
 
 def canonicalize_dtype(dtype):
-    """The dtype values of `dtype` are stored in: 32-bit when x64 is off."""
+    """The dtype that values of `dtype` are stored in (64 -> 32 bits unless x64)."""
     try:
         return _canonical_cache[dtype]
     except (KeyError, TypeError):

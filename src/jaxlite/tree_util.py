@@ -22,48 +22,11 @@ import collections
 import dataclasses
 import difflib
 import functools
+import itertools
 import operator
 import textwrap
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
-
-__all__ = [
-    "DictKey",
-    "FlattenedIndexKey",
-    "GetAttrKey",
-    "KeyEntry",
-    "KeyPath",
-    "Partial",
-    "PyTreeDef",
-    "SequenceKey",
-    "all_leaves",
-    "flatten_one_level",
-    "flatten_one_level_with_keys",
-    "is_tree_node",
-    "keystr",
-    "register_dataclass",
-    "register_pytree_node",
-    "register_pytree_node_class",
-    "register_pytree_with_keys",
-    "register_pytree_with_keys_class",
-    "register_static",
-    "tree_all",
-    "tree_broadcast",
-    "tree_flatten",
-    "tree_flatten_with_path",
-    "tree_leaves",
-    "tree_leaves_with_path",
-    "tree_map",
-    "tree_map_with_path",
-    "tree_reduce",
-    "tree_reduce_associative",
-    "tree_structure",
-    "tree_transpose",
-    "tree_unflatten",
-    "treedef_children",
-    "treedef_is_leaf",
-    "treedef_tuple",
-]
 
 T = TypeVar("T")
 Typ = TypeVar("Typ", bound=type)
@@ -81,7 +44,7 @@ class _KeyEntry:
     _field = ""
     _value_type: type | None = None
 
-    def __init__(self, value):
+    def _set(self, value):
         if self._value_type is not None and not isinstance(value, self._value_type):
             raise TypeError(
                 f"{type(self).__name__}() expects {self._field} of type "
@@ -110,6 +73,9 @@ class SequenceKey(_KeyEntry):
     _field = "idx"
     _value_type = int
 
+    def __init__(self, idx: int):
+        self._set(idx)
+
     @property
     def idx(self) -> int:
         return self._value
@@ -124,6 +90,9 @@ class DictKey(_KeyEntry):
     __slots__ = ()
     __match_args__ = ("key",)
     _field = "key"
+
+    def __init__(self, key: Any):
+        self._set(key)
 
     @property
     def key(self) -> Any:
@@ -141,6 +110,9 @@ class GetAttrKey(_KeyEntry):
     _field = "name"
     _value_type = str
 
+    def __init__(self, name: str):
+        self._set(name)
+
     @property
     def name(self) -> str:
         return self._value
@@ -156,6 +128,9 @@ class FlattenedIndexKey(_KeyEntry):
     __match_args__ = ("key",)
     _field = "key"
     _value_type = int
+
+    def __init__(self, key: int):
+        self._set(key)
 
     @property
     def key(self) -> int:
@@ -192,15 +167,7 @@ class _NodeKind:
     in `flatten_up_to` errors; `name` is its repr inside `CustomNode(...)`.
     """
 
-    __slots__ = (
-        "type",
-        "flatten",
-        "unflatten",
-        "flatten_with_keys",
-        "name",
-        "label",
-        "registered",
-    )
+    __slots__ = ("type", "flatten", "unflatten", "flatten_with_keys", "name", "label")
 
     def __init__(self, typ, flatten, unflatten, flatten_with_keys, name, label):
         self.type = typ
@@ -209,7 +176,6 @@ class _NodeKind:
         self.flatten_with_keys = flatten_with_keys
         self.name = name
         self.label = label
-        self.registered = True
 
     def __repr__(self):
         return f"<pytree node kind {self.name}>"
@@ -231,21 +197,12 @@ class _LeafMarker:
 
 
 _LEAF = _LeafMarker()
-_NoneType = type(None)
 # Exact type -> kind. Leaf types and namedtuple classes are cached here as they
 # are met, so that each object costs one lookup; `_MAX_CACHED_TYPES` bounds the
 # cache of unregistered types for programs that create classes dynamically.
 _kinds: dict[type, _NodeKind] = {}
 _MAX_CACHED_TYPES = 4096
 _kinds_get = _kinds.get
-
-
-def _no_keys_flatten(kind_flatten):
-    def flatten_with_keys(x):
-        children, aux = kind_flatten(x)
-        return [(FlattenedIndexKey(i), c) for i, c in enumerate(children)], aux
-
-    return flatten_with_keys
 
 
 def _sorted_keys(d) -> tuple:
@@ -257,8 +214,14 @@ def _sorted_keys(d) -> tuple:
         ) from e
 
 
-def _seq_with_keys(x):
-    return [(SequenceKey(i), c) for i, c in enumerate(x)], None
+def _with_keys(flatten, make_keys):
+    """A `flatten_with_keys` from a `flatten` and `make_keys(node, aux)`."""
+
+    def flatten_with_keys(x):
+        children, aux = flatten(x)
+        return list(zip(make_keys(x, aux), children)), aux
+
+    return flatten_with_keys
 
 
 def _dict_flatten(d):
@@ -266,86 +229,65 @@ def _dict_flatten(d):
     return tuple([d[k] for k in keys]), keys
 
 
-def _dict_with_keys(d):
-    keys = _sorted_keys(d)
-    return [(DictKey(k), d[k]) for k in keys], keys
-
-
-def _ordered_dict_flatten(d):
-    return list(d.values()), tuple(d)
-
-
-def _ordered_dict_with_keys(d):
-    return [(DictKey(k), v) for k, v in d.items()], tuple(d)
-
-
-def _ordered_dict_unflatten(keys, values):
-    return collections.OrderedDict(zip(keys, values))
-
-
 def _defaultdict_flatten(d):
     keys = _sorted_keys(d)
     return [d[k] for k in keys], (d.default_factory, keys)
 
 
-def _defaultdict_with_keys(d):
-    keys = _sorted_keys(d)
-    return [(DictKey(k), d[k]) for k in keys], (d.default_factory, keys)
-
-
-def _defaultdict_unflatten(aux, values):
-    factory, keys = aux
-    return collections.defaultdict(factory, zip(keys, values))
-
-
-def _builtin(typ, flatten, unflatten, with_keys, name):
-    kind = _NodeKind(typ, flatten, unflatten, with_keys, name, name)
+def _builtin(typ, flatten, unflatten, make_keys, name, label=None):
+    with_keys = _with_keys(flatten, make_keys)
+    kind = _NodeKind(typ, flatten, unflatten, with_keys, name, label or name)
     _kinds[typ] = kind
     return kind
 
 
-_TUPLE = _builtin(tuple, lambda x: (x, None), lambda _, xs: tuple(xs), _seq_with_keys, "tuple")
-_LIST = _builtin(list, lambda x: (x, None), lambda _, xs: list(xs), _seq_with_keys, "list")
-_DICT = _builtin(dict, _dict_flatten, lambda keys, xs: dict(zip(keys, xs)), _dict_with_keys, "dict")
-_NONE = _builtin(_NoneType, lambda x: ((), None), lambda _, xs: None, lambda x: ((), None), "None")
-_ORDERED_DICT = _builtin(
-    collections.OrderedDict,
-    _ordered_dict_flatten,
-    _ordered_dict_unflatten,
-    _ordered_dict_with_keys,
-    "OrderedDict",
+def _sequence_keys(x, aux):
+    return map(SequenceKey, range(len(x)))
+
+
+def _dict_keys(x, keys):
+    return map(DictKey, keys)
+
+
+def _flat_index_keys(x, aux):
+    return map(FlattenedIndexKey, itertools.count())
+
+
+def _as_is(x):
+    return x, None
+
+
+_TUPLE = _builtin(tuple, _as_is, lambda _, xs: tuple(xs), _sequence_keys, "tuple")
+_LIST = _builtin(list, _as_is, lambda _, xs: list(xs), _sequence_keys, "list")
+_DICT = _builtin(
+    dict, _dict_flatten, lambda ks, xs: dict(zip(ks, xs)), _dict_keys, "dict"
 )
-_DEFAULTDICT = _builtin(
+_NONE = _builtin(type(None), lambda x: ((), None), lambda *_: None, _flat_index_keys, "None")
+_builtin(
+    collections.OrderedDict,
+    lambda d: (list(d.values()), tuple(d)),
+    lambda keys, xs: collections.OrderedDict(zip(keys, xs)),
+    _dict_keys,
+    "OrderedDict",
+    "custom",
+)
+_builtin(
     collections.defaultdict,
     _defaultdict_flatten,
-    _defaultdict_unflatten,
-    _defaultdict_with_keys,
+    lambda aux, xs: collections.defaultdict(aux[0], zip(aux[1], xs)),
+    lambda x, aux: map(DictKey, aux[1]),
     "defaultdict",
+    "custom",
 )
-_ORDERED_DICT.label = _DEFAULTDICT.label = "custom"
 # The verdict "leaf" for a cached type; never registered.
 _LEAF_KIND = _NodeKind(None, None, None, None, "leaf", "leaf")
-_LEAF_KIND.registered = False
 _NONE_DESC = (_NONE, None, 0)
-_BUILTIN_KINDS = (_TUPLE, _LIST, _DICT, _NONE)
 
 
 def _namedtuple_kind(typ) -> _NodeKind:
-    fields = typ._fields
-
-    def with_keys(x):
-        return [(GetAttrKey(f), c) for f, c in zip(fields, x)], None
-
-    kind = _NodeKind(
-        typ,
-        lambda x: (x, None),
-        lambda _, xs: typ(*xs),
-        with_keys,
-        f"namedtuple[{typ.__name__}]",
-        "namedtuple",
-    )
-    kind.registered = False
-    return kind
+    with_keys = _with_keys(_as_is, lambda x, aux: map(GetAttrKey, typ._fields))
+    name = f"namedtuple[{typ.__name__}]"
+    return _NodeKind(typ, _as_is, lambda _, xs: typ(*xs), with_keys, name, "namedtuple")
 
 
 def _classify(typ) -> _NodeKind:
@@ -372,13 +314,13 @@ def _kind_for_type(typ) -> _NodeKind:
 
 
 def _register(nodetype, flatten, unflatten, flatten_with_keys, label="custom"):
-    current = _kinds_get(nodetype)
-    if current is not None and current.registered:
+    current = _kinds_get(nodetype, _LEAF_KIND)
+    if current.label not in ("leaf", "namedtuple"):
         raise ValueError(
             f"Duplicate custom PyTreeDef type registration for {nodetype!r}."
         )
     if flatten_with_keys is None:
-        flatten_with_keys = _no_keys_flatten(flatten)
+        flatten_with_keys = _with_keys(flatten, _flat_index_keys)
     name = getattr(nodetype, "__name__", repr(nodetype))
     _kinds[nodetype] = _NodeKind(
         nodetype, flatten, unflatten, flatten_with_keys, name, label
@@ -538,7 +480,10 @@ def _flatten(node, leaves, spec):
             else:
                 _flatten(child, leaves, spec)
     elif kind is _DICT:
-        keys = _sorted_keys(node)
+        try:
+            keys = tuple(sorted(node))
+        except TypeError:
+            keys = _sorted_keys(node)  # raises the pytree error
         spec.append((_DICT, keys, len(keys)))
         for key in keys:
             child = node[key]
@@ -560,7 +505,7 @@ def _flatten(node, leaves, spec):
 
 def _flatten_is_leaf(node, leaves, spec, is_leaf):
     kind = _kinds_get(type(node)) or _classify(type(node))
-    if kind is _LEAF_KIND or is_leaf(node):
+    if is_leaf(node) or kind is _LEAF_KIND:
         leaves.append(node)
         spec.append(_LEAF)
         return
@@ -612,6 +557,8 @@ def _make_treedef(spec, num_leaves):
     treedef = _new_object(PyTreeDef)
     treedef._spec = spec
     treedef._num_leaves = num_leaves
+    treedef._hash = None
+    treedef._builder = None
     return treedef
 
 
@@ -628,6 +575,8 @@ def tree_flatten(
     treedef = _new_object(PyTreeDef)
     treedef._spec = tuple(spec)
     treedef._num_leaves = len(leaves)
+    treedef._hash = None
+    treedef._builder = None
     return leaves, treedef
 
 
@@ -685,7 +634,9 @@ def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
     return children, aux
 
 
-def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], Hashable]:
+def flatten_one_level_with_keys(
+    tree: Any,
+) -> tuple[Iterable[tuple[Any, Any]], Hashable]:
     """The `(key, child)` pairs and metadata of the node `tree`."""
     kind = _kind_of(type(tree))
     if kind is _LEAF_KIND:
@@ -696,7 +647,9 @@ def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[Any, Any]], H
     return pairs, aux
 
 
-def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
+def all_leaves(
+    iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None
+) -> bool:
     """Whether every element of `iterable` is a leaf (`None` is not)."""
     for x in iterable:
         if is_leaf is not None and is_leaf(x):
@@ -712,15 +665,30 @@ def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = 
 _new_object = object.__new__
 
 
+def _fold(spec, leaf_fn, node_fn):
+    """Folds a spec bottom-up in preorder: `leaf_fn()` at each leaf,
+    `node_fn(i, desc, results)` at the node at `i`, with its children's results."""
+
+    def fold(i):
+        desc = spec[i]
+        if desc is _LEAF:
+            return leaf_fn(), i + 1
+        j = i + 1
+        results = []
+        for _ in range(desc[2]):
+            result, j = fold(j)
+            results.append(result)
+        return node_fn(i, desc, results), j
+
+    return fold(0)[0]
+
+
 def _subtree_end(spec, start):
     """The index one past the subtree of `spec` rooted at `start`."""
     pending = 1
     i = start
     while pending:
-        desc = spec[i]
-        pending -= 1
-        if desc is not _LEAF:
-            pending += desc[2]
+        pending += -1 if spec[i] is _LEAF else spec[i][2] - 1
         i += 1
     return i
 
@@ -733,7 +701,7 @@ def _spec_hash(spec):
         return hash(tuple(d if d is _LEAF else (d[0], d[2]) for d in spec))
 
 
-def _build(spec, leaves):
+def _build(leaves, spec):
     """Rebuilds a pytree from a spec and as many leaves as it has leaf slots.
 
     Walks the preorder spec backwards with a stack: a leaf pushes the next leaf
@@ -749,22 +717,75 @@ def _build(spec, leaves):
             push(leaves[i])
             continue
         kind, aux, n = desc
-        if n:
-            children = stack[: -n - 1 : -1]
-            del stack[-n:]
-        else:
-            children = []
+        children = stack[: -n - 1 : -1]
+        del stack[len(stack) - n :]
         if kind is _TUPLE:
             push(tuple(children))
         elif kind is _LIST:
             push(children)
         elif kind is _DICT:
             push(dict(zip(aux, children)))
-        elif kind is _NONE:
-            push(None)
         else:
             push(kind.unflatten(aux, tuple(children)))
     return stack[0]
+
+
+# Compiled builders. The second time a structure is unflattened, its spec is
+# turned into one Python expression, e.g. `(l[0], {s[1][1][0]: l[1], ...})`,
+# which runs several times faster than `_build`. Keys and aux data are read
+# from the spec `s` at call time, so one builder serves every equal spec.
+_MAX_COMPILED_NODES = 256
+_MAX_CACHED_BUILDERS = 2048
+_builders: dict[tuple, Callable] = {}
+_seen_specs: set[tuple] = set()
+
+
+def _builder_expr(i, desc, parts):
+    kind = desc[0]
+    if kind is _TUPLE:
+        return f"({''.join(p + ', ' for p in parts)})"
+    if kind is _LIST:
+        return f"[{', '.join(parts)}]"
+    if kind is _DICT:
+        return f"{{{', '.join(f's[{i}][1][{k}]: {p}' for k, p in enumerate(parts))}}}"
+    if kind is _NONE:
+        return "None"
+    if kind.label == "namedtuple":
+        return f"s[{i}][0].type({', '.join(parts)})"
+    return f"s[{i}][0].unflatten(s[{i}][1], ({''.join(p + ', ' for p in parts)}))"
+
+
+def _compile_builder(spec):
+    counter = itertools.count()
+    body = _fold(spec, lambda: f"l[{next(counter)}]", _builder_expr)
+    namespace = {}
+    try:
+        code = compile(f"def build(l, s):\n    return {body}\n", "<pytree>", "exec")
+    except (SyntaxError, RecursionError, MemoryError):  # too deeply nested
+        return _build
+    exec(code, namespace)
+    return namespace["build"]
+
+
+def _builder_for(spec):
+    """The compiled builder of `spec`, or None while it is not worth compiling."""
+    try:
+        builder = _builders.get(spec)
+    except TypeError:  # unhashable aux data
+        return _build
+    if builder is not None:
+        return builder
+    if len(spec) > _MAX_COMPILED_NODES:
+        return _build
+    if spec not in _seen_specs:
+        if len(_seen_specs) >= _MAX_CACHED_BUILDERS:
+            _seen_specs.clear()
+        _seen_specs.add(spec)
+        return None
+    if len(_builders) >= _MAX_CACHED_BUILDERS:
+        _builders.clear()
+    builder = _builders[spec] = _compile_builder(spec)
+    return builder
 
 
 def _walk_up_to(spec, i, tree, out):
@@ -836,39 +857,26 @@ def _walk_up_to(spec, i, tree, out):
         children = tuple(children)
         if len(children) != n:
             raise ValueError(
-                f"{label} type arity mismatch: {len(children)} != {n}; "
-                f"value: {tree!r}."
+                f"{label} type arity mismatch: {len(children)} != {n}; value: {tree!r}."
             )
     for child in children:
         i = _walk_up_to(spec, i, child, out)
     return i
 
 
-def _node_repr(spec, i):
-    """The repr of the subtree at `i` and the index after it."""
-    desc = spec[i]
-    if desc is _LEAF:
-        return "*", i + 1
+def _repr_node(i, desc, parts):
     kind, aux, n = desc
-    i += 1
-    parts = []
-    for _ in range(n):
-        text, i = _node_repr(spec, i)
-        parts.append(text)
     if kind is _TUPLE:
-        if n == 1:
-            return f"({parts[0]},)", i
-        return f"({', '.join(parts)})", i
+        return f"({parts[0]},)" if n == 1 else f"({', '.join(parts)})"
     if kind is _LIST:
-        return f"[{', '.join(parts)}]", i
+        return f"[{', '.join(parts)}]"
     if kind is _DICT:
-        items = ", ".join(f"{k!r}: {p}" for k, p in zip(aux, parts))
-        return f"{{{items}}}", i
+        return f"{{{', '.join(f'{k!r}: {p}' for k, p in zip(aux, parts))}}}"
     if kind is _NONE:
-        return "None", i
+        return "None"
     if kind.label == "namedtuple":
-        return f"CustomNode({kind.name}, [{', '.join(parts)}])", i
-    return f"CustomNode({kind.name}[{aux}], [{', '.join(parts)}])", i
+        return f"CustomNode({kind.name}, [{', '.join(parts)}])"
+    return f"CustomNode({kind.name}[{aux}], [{', '.join(parts)}])"
 
 
 def _public_node_data(kind, aux):
@@ -884,7 +892,7 @@ class PyTreeDef:
     `tree_structure`, never directly.
     """
 
-    __slots__ = ("_spec", "_num_leaves", "_hash", "__weakref__")
+    __slots__ = ("_spec", "_num_leaves", "_hash", "_builder", "__weakref__")
 
     def __init__(self):
         raise TypeError("PyTreeDef objects are made by tree_flatten/tree_structure.")
@@ -898,11 +906,10 @@ class PyTreeDef:
         return len(self._spec)
 
     def __hash__(self):
-        try:
-            return self._hash
-        except AttributeError:
-            self._hash = _spec_hash(self._spec)
-            return self._hash
+        h = self._hash
+        if h is None:
+            h = self._hash = _spec_hash(self._spec)
+        return h
 
     def __eq__(self, other):
         if self is other:
@@ -912,7 +919,7 @@ class PyTreeDef:
         return self._spec == other._spec
 
     def __repr__(self):
-        return f"PyTreeDef({_node_repr(self._spec, 0)[0]})"
+        return f"PyTreeDef({_fold(self._spec, lambda: '*', _repr_node)})"
 
     def __reduce__(self):
         return _make_treedef, (self._spec, self._num_leaves)
@@ -930,7 +937,13 @@ class PyTreeDef:
             raise ValueError(
                 f"Too many leaves for PyTreeDef; expected {self._num_leaves}."
             )
-        return _build(self._spec, leaves)
+        builder = self._builder
+        if builder is None:
+            builder = _builder_for(self._spec)
+            if builder is None:
+                return _build(leaves, self._spec)
+            self._builder = builder
+        return builder(leaves, self._spec)
 
     def flatten_up_to(self, tree: Any) -> list[Any]:
         """The subtrees of `tree` at this structure's leaves (it must be a prefix)."""
@@ -991,26 +1004,17 @@ class PyTreeDef:
         """Folds over the structure: `f_leaf(leaf)` at leaves, `f_node(children,
         node_data)` at nodes (children already folded)."""
         leaves_iter = iter(leaves)
-        spec = self._spec
 
-        def fold(i):
-            desc = spec[i]
-            if desc is _LEAF:
-                leaf = next(leaves_iter)
-                return (leaf if f_leaf is None else f_leaf(leaf)), i + 1
-            kind, aux, n = desc
-            i += 1
-            results = []
-            for _ in range(n):
-                result, i = fold(i)
-                results.append(result)
-            if kind.label == "namedtuple":
-                data = kind.type
-            else:
-                data = _public_node_data(kind, aux)[1]
-            return f_node(tuple(results), data), i
+        def leaf_fn():
+            leaf = next(leaves_iter)
+            return leaf if f_leaf is None else f_leaf(leaf)
 
-        return fold(0)[0]
+        def node_fn(i, desc, results):
+            kind, aux, _ = desc
+            data = kind.type if kind.label == "namedtuple" else aux
+            return f_node(tuple(results), list(aux) if kind is _DICT else data)
+
+        return _fold(self._spec, leaf_fn, node_fn)
 
 
 def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
@@ -1039,16 +1043,13 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
 
 
 def _mismatch_error(name, tree, rest, treedef, is_leaf, error):
-    """The JAX-style 'pytree structure error' for the first tree of `rest` that
-    `treedef` is not a prefix of, or `error` when none can be pinned down."""
+    """The 'pytree structure error' for the first tree of `rest` that `treedef` is
+    not a prefix of, or `error` when the mismatch cannot be pinned down."""
     for other in rest:
         try:
             treedef.flatten_up_to(other)
         except Exception:
-            found = _prefix_error((), tree, other, is_leaf)
-            if found is not None:
-                return found(name)
-            return error
+            return _prefix_error(name, (), tree, other, is_leaf) or error
     return error
 
 
@@ -1065,7 +1066,9 @@ def tree_map(
     try:
         others = [treedef.flatten_up_to(r) for r in rest]
     except Exception as e:
-        raise _mismatch_error("tree_map tree", tree, rest, treedef, is_leaf, e) from None
+        raise _mismatch_error(
+            "tree_map tree", tree, rest, treedef, is_leaf, e
+        ) from None
     return treedef.unflatten([f(*xs) for xs in zip(leaves, *others)])
 
 
@@ -1148,7 +1151,9 @@ def tree_transpose(
     """Turns an outer-of-inner pytree into an inner-of-outer one."""
     flat, treedef = tree_flatten(pytree_to_transpose)
     if inner_treedef is None:
-        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+        inner_treedef = tree_structure(
+            outer_treedef.flatten_up_to(pytree_to_transpose)[0]
+        )
     inner_size = inner_treedef.num_leaves
     outer_size = outer_treedef.num_leaves
     if treedef.num_leaves != inner_size * outer_size:
@@ -1183,14 +1188,16 @@ def _key_label(key) -> str:
     return str(key)
 
 
-def _prefix_error(key_path, prefix, full, is_leaf):
-    """A function naming the first place where `prefix` is not a prefix of
-    `full`, or None."""
-    if _kind_of(type(prefix)) is _LEAF_KIND or (is_leaf is not None and is_leaf(prefix)):
+def _prefix_error(name, key_path, prefix, full, is_leaf):
+    """A ValueError naming the first place where `prefix` is not a prefix of
+    `full`, or None; `name` names the prefix tree in the message."""
+    if _kind_of(type(prefix)) is _LEAF_KIND or (
+        is_leaf is not None and is_leaf(prefix)
+    ):
         return None
     where = keystr(key_path)
     if type(prefix) is not type(full):
-        return lambda name: ValueError(
+        return ValueError(
             "pytree structure error: different types at key path\n"
             f"    {name}{where}\n"
             f"At that key path, the prefix pytree {name} has a subtree of type\n"
@@ -1205,7 +1212,7 @@ def _prefix_error(key_path, prefix, full, is_leaf):
     if isinstance(prefix, list | tuple):
         if len(prefix) != len(full):
             ty = type(prefix).__name__
-            return lambda name: ValueError(
+            return ValueError(
                 f"pytree structure error: different lengths of {ty} at key path\n"
                 f"    {name}{where}\n"
                 f"At that key path, the prefix pytree {name} has a subtree of type "
@@ -1222,7 +1229,7 @@ def _prefix_error(key_path, prefix, full, is_leaf):
             diff_text = "so the symmetric difference on key sets is\n    " + " ".join(
                 _key_label(k) for k in diff
             )
-        return lambda name: ValueError(
+        return ValueError(
             "pytree structure error: different numbers of pytree children at key "
             f"path\n    {name}{where}\n"
             f"At that key path, the prefix pytree {name} has a subtree of type\n"
@@ -1238,7 +1245,7 @@ def _prefix_error(key_path, prefix, full, is_leaf):
         full_text = str(full_meta)
         ndiff = difflib.ndiff(prefix_text.splitlines(), full_text.splitlines())
         meta_diff = textwrap.indent("\n".join(ndiff), prefix="    ")
-        return lambda name: ValueError(
+        return ValueError(
             "pytree structure error: different pytree metadata at key path\n"
             f"    {name}{where}\n"
             f"At that key path, the prefix pytree {name} has a subtree of type\n"
@@ -1252,9 +1259,9 @@ def _prefix_error(key_path, prefix, full, is_leaf):
             f"{meta_diff}"
         )
     for key, (_, p), (_, f) in zip(prefix_keys, prefix_pairs, full_pairs):
-        found = _prefix_error((*key_path, key), p, f, is_leaf)
-        if found is not None:
-            return found
+        error = _prefix_error(name, (*key_path, key), p, f, is_leaf)
+        if error is not None:
+            return error
     return None
 
 

@@ -24,6 +24,7 @@ from jaxlite.core import (
     no_effects,
     weak_type_rules,
 )
+from jaxlite.interpreters import ad
 from jaxlite.lax.rules import (
     ANY,
     COMPLEX,
@@ -119,45 +120,99 @@ def _giles(w, t):
     return np.where(small, p, q) * w
 
 
+# Derivatives of the unary primitives, as `d(t, y, x)`: the tangent of `y = f(x)` for
+# an input tangent `t`. Written with lax functions, so they are differentiable again.
+
+
+def _d_exp2(t, y, x):
+    return mul(t, mul(y, float(np.log(2))))
+
+
+def _d_asin(t, y, x):
+    return mul(t, rsqrt(sub(1.0, mul(x, x))))
+
+
+def _d_acos(t, y, x):
+    return neg(mul(t, rsqrt(sub(1.0, mul(x, x)))))
+
+
+def _d_acosh(t, y, x):
+    return mul(t, rsqrt(mul(sub(x, 1.0), add(x, 1.0))))
+
+
+def _d_cbrt(t, y, x):
+    return mul(t, mul(1.0 / 3, integer_pow(y, -2)))
+
+
+def _d_erf(t, y, x):
+    return mul(t, mul(2 / np.sqrt(np.pi), exp(neg(mul(x, x)))))
+
+
+def _d_erf_inv(t, y, x):
+    return mul(t, mul(np.sqrt(np.pi) / 2, exp(mul(y, y))))
+
+
 _UNARY = [
-    ("neg", np.negative, NUMBER, "np.negative({})"),
-    ("sign", np.sign, NUMBER, "np.sign({})"),
-    ("floor", np.floor, FLOAT, "np.floor({})"),
-    ("ceil", np.ceil, FLOAT, "np.ceil({})"),
-    ("is_finite", np.isfinite, FLOAT, "np.isfinite({})"),
-    ("exp", np.exp, INEXACT, "np.exp({})"),
-    ("exp2", np.exp2, INEXACT, "np.exp2({})"),
-    ("log", np.log, INEXACT, "np.log({})"),
-    ("log1p", np.log1p, INEXACT, "np.log1p({})"),
-    ("expm1", np.expm1, INEXACT, "np.expm1({})"),
-    ("tanh", np.tanh, INEXACT, "np.tanh({})"),
-    ("logistic", _logistic, INEXACT, None),
-    ("sin", np.sin, INEXACT, "np.sin({})"),
-    ("cos", np.cos, INEXACT, "np.cos({})"),
-    ("tan", np.tan, INEXACT, "np.tan({})"),
-    ("asin", np.arcsin, INEXACT, "np.arcsin({})"),
-    ("acos", np.arccos, INEXACT, "np.arccos({})"),
-    ("atan", np.arctan, INEXACT, "np.arctan({})"),
-    ("sinh", np.sinh, INEXACT, "np.sinh({})"),
-    ("cosh", np.cosh, INEXACT, "np.cosh({})"),
-    ("asinh", np.arcsinh, INEXACT, "np.arcsinh({})"),
-    ("acosh", np.arccosh, INEXACT, "np.arccosh({})"),
-    ("atanh", np.arctanh, INEXACT, "np.arctanh({})"),
-    ("sqrt", np.sqrt, INEXACT, "np.sqrt({})"),
-    ("rsqrt", _rsqrt, INEXACT, None),
-    ("cbrt", np.cbrt, FLOAT, "np.cbrt({})"),
-    ("not", np.invert, INT_OR_BOOL, "np.invert({})"),
-    ("conj", np.conjugate, INEXACT, "np.conjugate({})"),
-    ("erf", _vectorize_math(math.erf), FLOAT, None),
-    ("erfc", _vectorize_math(math.erfc), FLOAT, None),
-    ("erf_inv", _erf_inv, FLOAT, None),
-    ("lgamma", _vectorize_math(math.lgamma), FLOAT, None),
+    # name, NumPy implementation, accepted dtypes, lowering, derivative
+    ("neg", np.negative, NUMBER, "np.negative({})", "linear"),
+    ("sign", np.sign, NUMBER, "np.sign({})", None),
+    ("floor", np.floor, FLOAT, "np.floor({})", None),
+    ("ceil", np.ceil, FLOAT, "np.ceil({})", None),
+    ("is_finite", np.isfinite, FLOAT, "np.isfinite({})", None),
+    ("exp", np.exp, INEXACT, "np.exp({})", lambda t, y, x: mul(t, y)),
+    ("exp2", np.exp2, INEXACT, "np.exp2({})", _d_exp2),
+    ("log", np.log, INEXACT, "np.log({})", lambda t, y, x: div(t, x)),
+    ("log1p", np.log1p, INEXACT, "np.log1p({})", lambda t, y, x: div(t, add(x, 1.0))),
+    ("expm1", np.expm1, INEXACT, "np.expm1({})", lambda t, y, x: mul(t, add(y, 1.0))),
+    ("tanh", np.tanh, INEXACT, "np.tanh({})",
+     lambda t, y, x: mul(t, sub(1.0, mul(y, y)))),
+    ("logistic", _logistic, INEXACT, None,
+     lambda t, y, x: mul(t, mul(y, sub(1.0, y)))),
+    ("sin", np.sin, INEXACT, "np.sin({})", lambda t, y, x: mul(t, cos(x))),
+    ("cos", np.cos, INEXACT, "np.cos({})", lambda t, y, x: neg(mul(t, sin(x)))),
+    ("tan", np.tan, INEXACT, "np.tan({})", lambda t, y, x: mul(t, add(1.0, mul(y, y)))),
+    ("asin", np.arcsin, INEXACT, "np.arcsin({})", _d_asin),
+    ("acos", np.arccos, INEXACT, "np.arccos({})", _d_acos),
+    ("atan", np.arctan, INEXACT, "np.arctan({})",
+     lambda t, y, x: div(t, add(1.0, mul(x, x)))),
+    ("sinh", np.sinh, INEXACT, "np.sinh({})", lambda t, y, x: mul(t, cosh(x))),
+    ("cosh", np.cosh, INEXACT, "np.cosh({})", lambda t, y, x: mul(t, sinh(x))),
+    ("asinh", np.arcsinh, INEXACT, "np.arcsinh({})",
+     lambda t, y, x: mul(t, rsqrt(add(mul(x, x), 1.0)))),
+    ("acosh", np.arccosh, INEXACT, "np.arccosh({})", _d_acosh),
+    ("atanh", np.arctanh, INEXACT, "np.arctanh({})",
+     lambda t, y, x: div(t, sub(1.0, mul(x, x)))),
+    ("sqrt", np.sqrt, INEXACT, "np.sqrt({})", lambda t, y, x: div(t, mul(y, 2.0))),
+    ("rsqrt", _rsqrt, INEXACT, None,
+     lambda t, y, x: mul(t, mul(-0.5, div(y, x)))),
+    ("cbrt", np.cbrt, FLOAT, "np.cbrt({})", _d_cbrt),
+    ("not", np.invert, INT_OR_BOOL, "np.invert({})", None),
+    ("conj", np.conjugate, INEXACT, "np.conjugate({})", "linear"),
+    ("erf", _vectorize_math(math.erf), FLOAT, None, _d_erf),
+    ("erfc", _vectorize_math(math.erfc), FLOAT, None,
+     lambda t, y, x: neg(_d_erf(t, y, x))),
+    ("erf_inv", _erf_inv, FLOAT, None, _d_erf_inv),
+    ("lgamma", _vectorize_math(math.lgamma), FLOAT, None,
+     lambda t, y, x: mul(t, digamma(x))),
 ]
 
+
+def _unary_derivative(d):
+    return lambda t, y, x, **params: d(t, y, x)
+
+
+def _self_transpose(prim):
+    return lambda ct, x, **params: [prim.bind(ct, **params)]
+
+
 _unary_prims = {}
-for _name, _fn, _kinds, _expr in _UNARY:
-    _unary_prims[_name] = Primitive(_name)
-    defunary(_unary_prims[_name], _fn, _kinds, expr=_expr)
+for _name, _fn, _kinds, _expr, _d in _UNARY:
+    _prim = _unary_prims[_name] = Primitive(_name)
+    defunary(_prim, _fn, _kinds, expr=_expr)
+    if _d == "linear":
+        ad.deflinear(_prim, _self_transpose(_prim))
+    else:
+        ad.defjvp_with_output(_prim, None if _d is None else _unary_derivative(_d))
 
 neg_p, sign_p, floor_p, ceil_p = (_unary_prims[n] for n in ("neg", "sign", "floor", "ceil"))
 is_finite_p = _unary_prims["is_finite"]
@@ -173,6 +228,34 @@ sqrt_p, rsqrt_p, cbrt_p = _unary_prims["sqrt"], _unary_prims["rsqrt"], _unary_pr
 not_p, conj_p = _unary_prims["not"], _unary_prims["conj"]
 erf_p, erfc_p, erf_inv_p = _unary_prims["erf"], _unary_prims["erfc"], _unary_prims["erf_inv"]
 lgamma_p = _unary_prims["lgamma"]
+
+
+# digamma: the derivative of lgamma (asymptotic series after shifting x above 6).
+
+
+def _digamma_np(x):
+    x = np.asarray(x)
+    v = x.astype(np.float64)
+    reflect = v < 0.5
+    w = np.where(reflect, 1.0 - v, v)
+    acc = np.zeros_like(w)
+    for _ in range(6):
+        small = w < 6
+        acc = acc - np.where(small, 1.0 / w, 0.0)
+        w = np.where(small, w + 1, w)
+    inv2 = 1.0 / (w * w)
+    series = np.log(w) - 0.5 / w - inv2 * (
+        1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132)))
+    )
+    out = acc + series
+    out = np.where(reflect, out - np.pi / np.tan(np.pi * v), out)
+    out = np.where((v <= 0) & (v == np.floor(v)), np.nan, out)
+    return out.astype(x.dtype)[()]
+
+
+digamma_p = Primitive("digamma")
+defunary(digamma_p, _digamma_np, FLOAT)
+ad.defjvp_with_output(digamma_p, None)  # polygamma(1, x) is not implemented yet
 
 # is_finite returns bool; fix its abstract eval and weak type.
 weak_type_rules[is_finite_p] = lambda in_weak: False
@@ -196,12 +279,17 @@ def _real_dtype(dtype):
 
 abs_p = Primitive("abs")
 defunary(abs_p, np.abs, NUMBER, out_dtype=_real_dtype, expr="np.abs({})")
+ad.defjvp(abs_p, lambda t, x: mul(t, sign(x)))
 
 real_p = Primitive("real")
 defunary(real_p, np.real, COMPLEX, out_dtype=_real_dtype, expr="np.real({})")
+ad.deflinear(real_p, lambda ct, x: [convert_element_type(ct, x.aval.dtype)])
 
 imag_p = Primitive("imag")
 defunary(imag_p, np.imag, COMPLEX, out_dtype=_real_dtype, expr="np.imag({})")
+ad.deflinear(
+    imag_p, lambda ct, x: [mul(convert_element_type(ct, x.aval.dtype), -1j)]
+)
 
 
 # ----------------------------------------------------------------------------------------
@@ -227,6 +315,7 @@ def _round_abstract(x, *, rounding_method):
 round_p = Primitive("round")
 impl_rules[round_p] = _round_impl
 abstract_eval_rules[round_p] = _round_abstract
+ad.defjvp(round_p, None)
 
 
 # ----------------------------------------------------------------------------------------
@@ -244,9 +333,18 @@ def _integer_pow_abstract(x, *, y):
     return [x], no_effects
 
 
+def _integer_pow_jvp(t, x, *, y):
+    if y == 0:
+        return mul(t, 0.0)
+    if y == 1:
+        return t
+    return mul(t, mul(integer_pow(x, y - 1), float(y)))
+
+
 integer_pow_p = Primitive("integer_pow")
 impl_rules[integer_pow_p] = _integer_pow_impl
 abstract_eval_rules[integer_pow_p] = _integer_pow_abstract
+ad.defjvp(integer_pow_p, _integer_pow_jvp)
 
 
 # ----------------------------------------------------------------------------------------
@@ -288,7 +386,150 @@ def _shift_right_arithmetic(x, y):
     return np.right_shift(x, y)
 
 
+def unbroadcast(aval, ct):
+    """Sum a cotangent of a broadcast result back to the operand's shape `aval.shape`."""
+    from jaxlite.lax.reductions import reduce_sum
+    from jaxlite.lax.structural import reshape
+
+    shape = np.shape(ct)
+    if shape == aval.shape:
+        return ct
+    if not aval.shape:
+        return reduce_sum(ct, tuple(range(len(shape))))
+    axes = tuple(i for i, (a, c) in enumerate(zip(aval.shape, shape)) if a == 1 and c != 1)
+    return reshape(reduce_sum(ct, axes), aval.shape)
+
+
+def _linear_add_transpose(sign):
+    def transpose(ct, x, y):
+        cts = [None, None]
+        if type(ct) is ad.Zero:
+            return cts
+        if ad.is_undefined(x):
+            cts[0] = unbroadcast(x.aval, ct)
+        if ad.is_undefined(y):
+            cts[1] = unbroadcast(y.aval, ct if sign > 0 else neg(ct))
+        return cts
+
+    return transpose
+
+
+def _add_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    out = add(x, y)
+    return [out], [_broadcast_tangent_sum(out, tx, ty, 1)]
+
+
+def _sub_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    out = sub(x, y)
+    return [out], [_broadcast_tangent_sum(out, tx, ty, -1)]
+
+
+def _broadcast_like(t, out):
+    """`t` broadcast to the shape of `out` (lax operands may be rank 0 or have 1s)."""
+    from jaxlite.lax.structural import broadcast_in_dim
+
+    shape = np.shape(out)
+    if np.shape(t) == shape:
+        return t
+    if not np.shape(t):
+        return broadcast_in_dim(t, shape, ())
+    return add(t, ad.zeros_like_aval(ShapedArray(shape, t.dtype)))
+
+
+def _broadcast_tangent_sum(out, tx, ty, sign):
+    if type(ty) is not ad.Zero and sign < 0:
+        ty = neg(ty)
+    if type(tx) is ad.Zero:
+        return ty if type(ty) is ad.Zero else _broadcast_like(ty, out)
+    if type(ty) is ad.Zero:
+        return _broadcast_like(tx, out)
+    return add(tx, ty)
+
+
+def _mul_transpose_lhs(ct, x, y):
+    return unbroadcast(x.aval, mul(ct, y))
+
+
+def _mul_transpose_rhs(ct, x, y):
+    return unbroadcast(y.aval, mul(x, ct))
+
+
+def _div_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    out = div(x, y)
+    out_t = ad.Zero(ad.tangent_aval(out.aval))
+    if type(tx) is not ad.Zero:
+        out_t = ad.add_tangents(out_t, div(tx, y))
+    if type(ty) is not ad.Zero:
+        out_t = ad.add_tangents(out_t, neg(mul(ty, div(out, y))))
+    return [out], [out_t]
+
+
+def _div_transpose(ct, x, y):
+    if ad.is_undefined(y):
+        raise NotImplementedError("div is linear only in its numerator")
+    if type(ct) is ad.Zero:
+        return [None, None]
+    return [unbroadcast(x.aval, div(ct, y)), None]
+
+
+def _balanced_eq(x, out, y):
+    """1 where x alone attains `out`, 0.5 where x and y tie, else 0 (as JAX's max/min)."""
+    x_eq = convert_element_type(eq(x, out), out.dtype)
+    ties = select(eq(y, out), full_of(out, 2.0), full_of(out, 1.0))
+    return div(x_eq, ties)
+
+
+def full_of(ref, value):
+    from jaxlite.lax.constructors import full_like
+
+    return full_like(ref, value)
+
+
+def _minmax_jvp(prim):
+    def rule(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        out = prim.bind(x, y)
+        out_t = ad.Zero(ad.tangent_aval(out.aval))
+        if type(tx) is not ad.Zero:
+            out_t = ad.add_tangents(out_t, mul(tx, _balanced_eq(x, out, y)))
+        if type(ty) is not ad.Zero:
+            out_t = ad.add_tangents(out_t, mul(ty, _balanced_eq(y, out, x)))
+        return [out], [out_t]
+
+    return rule
+
+
+def _pow_jvp_x(t, out, x, y):
+    return mul(t, mul(y, pow(x, sub(y, 1.0))))
+
+
+def _pow_jvp_y(t, out, x, y):
+    safe_log = log(select(eq(x, 0.0), full_of(x, 1.0), x))
+    return mul(t, mul(out, safe_log))
+
+
+def _rem_jvp_y(t, out, x, y):
+    q = div(sub(x, out), y)
+    return neg(mul(t, round(q)))
+
+
+def _atan2_jvp_x(t, out, x, y):
+    return mul(t, div(y, add(mul(x, x), mul(y, y))))
+
+
+def _atan2_jvp_y(t, out, x, y):
+    return mul(t, neg(div(x, add(mul(x, x), mul(y, y)))))
+
+
 _BINARY = [
+    # name, NumPy implementation, accepted dtypes, lowering
     ("add", np.add, NUMBER, "np.add({}, {})"),
     ("sub", np.subtract, NUMBER, "np.subtract({}, {})"),
     ("mul", np.multiply, NUMBER, "np.multiply({}, {})"),
@@ -320,6 +561,23 @@ shift_left_p = _binary_prims["shift_left"]
 shift_right_arithmetic_p = _binary_prims["shift_right_arithmetic"]
 shift_right_logical_p = _binary_prims["shift_right_logical"]
 
+# Derivatives of the binary primitives (the rest have none: integer and bitwise ops).
+ad.jvp_rules[add_p] = _add_jvp
+ad.transpose_rules[add_p] = _linear_add_transpose(1)
+ad.jvp_rules[sub_p] = _sub_jvp
+ad.transpose_rules[sub_p] = _linear_add_transpose(-1)
+ad.defbilinear(mul_p, _mul_transpose_lhs, _mul_transpose_rhs)
+ad.jvp_rules[div_p] = _div_jvp
+ad.transpose_rules[div_p] = _div_transpose
+ad.defjvp_with_output(rem_p, lambda t, out, x, y: _broadcast_like(t, out), _rem_jvp_y)
+ad.defjvp_with_output(pow_p, _pow_jvp_x, _pow_jvp_y)
+ad.jvp_rules[max_p] = _minmax_jvp(max_p)
+ad.jvp_rules[min_p] = _minmax_jvp(min_p)
+ad.defjvp_with_output(atan2_p, _atan2_jvp_x, _atan2_jvp_y)
+for _prim in (nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p,
+              shift_right_logical_p):
+    ad.defjvp(_prim, None, None)
+
 
 # ----------------------------------------------------------------------------------------
 # Comparisons: bool outputs
@@ -336,6 +594,7 @@ _compare_prims = {}
 for _name, _fn, _expr in _COMPARE:
     _compare_prims[_name] = Primitive(_name)
     defbinary(_compare_prims[_name], _fn, ANY, out_dtype=np.dtype(np.bool_), expr=_expr)
+    ad.defjvp(_compare_prims[_name], None, None)
 
 eq_p, ne_p, lt_p, le_p, gt_p, ge_p = (
     _compare_prims[n] for n in ("eq", "ne", "lt", "le", "gt", "ge")
@@ -384,7 +643,36 @@ def _select_n_lowering(ctx, which, *cases):
     return f"np.choose({which}, [{', '.join(cases)}], mode='clip')"
 
 
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    case_tangents = tangents[1:]
+    out = select_n_p.bind(which, *cases)
+    if all(type(t) is ad.Zero for t in case_tangents):
+        return [out], [ad.Zero(ad.tangent_aval(out.aval))]
+    case_tangents = [ad.instantiate(t) for t in case_tangents]
+    return [out], [select_n_p.bind(which, *case_tangents)]
+
+
+def _select_n_transpose(ct, which, *cases):
+    if ad.is_undefined(which):
+        raise NotImplementedError("select_n is not linear in its predicate")
+    if type(ct) is ad.Zero:
+        return [None] * (1 + len(cases))
+    zeros = full_of(ct, 0)
+    cts = [None]
+    for i, case in enumerate(cases):
+        if not ad.is_undefined(case):
+            cts.append(None)
+            continue
+        branches = [zeros] * len(cases)
+        branches[i] = ct
+        cts.append(select_n_p.bind(which, *branches))
+    return cts
+
+
 select_n_p = Primitive("select_n")
+ad.jvp_rules[select_n_p] = _select_n_jvp
+ad.transpose_rules[select_n_p] = _select_n_transpose
 impl_rules[select_n_p] = _select_n_impl
 abstract_eval_rules[select_n_p] = _select_n_abstract
 weak_type_rules[select_n_p] = lambda in_weak: all(in_weak[1:])
@@ -410,7 +698,21 @@ def _clamp_abstract(lo, x, hi):
     return [x], no_effects
 
 
+def _clamp_jvp_operand(t, lo, x, hi):
+    inside = bitwise_and(ge(x, lo), le(x, hi))
+    return select(inside, t, full_of(t, 0))
+
+
+def _clamp_jvp_lo(t, lo, x, hi):
+    return select(lt(x, lo), _broadcast_like(t, x), full_of(x, 0))
+
+
+def _clamp_jvp_hi(t, lo, x, hi):
+    return select(gt(x, hi), _broadcast_like(t, x), full_of(x, 0))
+
+
 clamp_p = Primitive("clamp")
+ad.defjvp(clamp_p, _clamp_jvp_lo, _clamp_jvp_operand, _clamp_jvp_hi)
 impl_rules[clamp_p] = lambda lo, x, hi: [np.minimum(np.maximum(x, lo), hi)]
 abstract_eval_rules[clamp_p] = _clamp_abstract
 weak_type_rules[clamp_p] = lambda in_weak: in_weak[1]
@@ -451,7 +753,25 @@ def _convert_element_type_abstract(x, *, new_dtype, weak_type):
     return [ShapedArray(x.shape, new_dtype, weak_type)], no_effects
 
 
+def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    differentiable = dtypes.issubdtype(new_dtype, np.inexact)
+    if type(t) is ad.Zero or not differentiable:
+        return [out], [ad.Zero(ad.tangent_aval(out.aval))]
+    return [out], [convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)]
+
+
+def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type):
+    if type(ct) is ad.Zero:
+        return [None]
+    aval = x.aval
+    return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type)]
+
+
 convert_element_type_p = Primitive("convert_element_type")
+ad.jvp_rules[convert_element_type_p] = _convert_element_type_jvp
+ad.transpose_rules[convert_element_type_p] = _convert_element_type_transpose
 impl_rules[convert_element_type_p] = _convert_element_type_impl
 abstract_eval_rules[convert_element_type_p] = _convert_element_type_abstract
 weak_type_rules[convert_element_type_p] = lambda in_weak, *, weak_type, **_: weak_type

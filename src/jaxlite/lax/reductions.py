@@ -1,60 +1,125 @@
-"""Reductions over static axes: reduce_sum/prod/max/min/and/or/xor, argmax/argmin and the
-cumulative reductions.
+"""Reductions over static axes: reduce_sum, reduce_prod, reduce_max, reduce_min and the
+bitwise reduce_and, reduce_or, reduce_xor.
 
-`defreducer` registers the recurring shape: a NumPy reduction with `axis=axes` keeps the
-operand's dtype, and the output drops the reduced axes.
+Each one combines the elements along `axes` with a monoid, so an empty reduction gives
+the monoid's identity (0, 1, the dtype's lowest or highest value, all ones, zero), and
+the result keeps the operand's dtype: NumPy's habit of summing small integers in a wider
+type is undone by passing `dtype=` explicitly. Axes are kept in the order the caller gave
+them, as JAX prints them (`reduce_sum[axes=(1, 0)]`); jaxlite leaves out JAX's
+`out_sharding=None` because it has one device.
+
+`defreducer` registers the recurring shape (a NumPy reduction `fn(x, axes)`); each
+primitive's block then names its derivative rules.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from jaxlite import dtypes
 from jaxlite.backend import lowering_rules
-from jaxlite.core import Primitive, ShapedArray, abstract_eval_rules, impl_rules, no_effects
-from jaxlite.lax.rules import ANY, INT_OR_BOOL, NUMBER, check_dtype
+from jaxlite.core import (
+    Array,
+    Primitive,
+    ShapedArray,
+    Tracer,
+    abstract_eval_rules,
+    impl_rules,
+    no_effects,
+)
+
+__all__ = [
+    "reduce_sum",
+    "reduce_prod",
+    "reduce_max",
+    "reduce_min",
+    "reduce_and",
+    "reduce_or",
+    "reduce_xor",
+    "reduce_sum_p",
+    "reduce_prod_p",
+    "reduce_max_p",
+    "reduce_min_p",
+    "reduce_and_p",
+    "reduce_or_p",
+    "reduce_xor_p",
+]
+
+# ----------------------------------------------------------------------------------------
+# Shared checks
 
 
-def _reduced_shape(name, shape, axes):
-    if any(not 0 <= a < len(shape) for a in axes) or len(set(axes)) != len(axes):
-        raise ValueError(f"{name}: invalid axes {axes} for operand of shape {shape}")
-    return tuple(d for i, d in enumerate(shape) if i not in axes)
+def _reduced_shape(x, axes):
+    """The shape of `x` (an aval) without `axes`, or JAX's error for bad axes."""
+    if any(not 0 <= a < x.ndim for a in axes):
+        raise ValueError(
+            f"reduction axes {axes} contains out-of-bounds indices for "
+            f"{x.str_short(short_dtypes=False)}."
+        )
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+    return tuple(d for i, d in enumerate(x.shape) if i not in axes)
 
 
-def defreducer(prim, np_fn, kinds):
-    """Register impl, abstract eval and lowering of a reduction `np_fn(x, axis, dtype)`."""
+def _check_number(name, dtype):
+    if dtype == np.bool_ or not dtypes.issubdtype(dtype, np.number):
+        raise TypeError(
+            f"{name} does not accept dtype {np.dtype(dtype).name}. Accepted dtypes are "
+            "subtypes of number."
+        )
+
+
+def _check_any(name, dtype):
+    if dtype != np.bool_ and not dtypes.issubdtype(dtype, np.number):
+        raise TypeError(f"{name} does not accept dtype {np.dtype(dtype).name}.")
+
+
+def _check_logical(name, dtype):
+    if dtype != np.bool_ and not np.issubdtype(dtype, np.integer):
+        raise TypeError(
+            "logical reduction requires operand dtype bool or int, got "
+            f"{np.dtype(dtype).name}."
+        )
+
+
+def defreducer(prim, reduce_fn, check):
+    """Register impl, abstract eval and lowering of a reduction primitive.
+
+    `reduce_fn(x, axes)` reduces a NumPy value over a tuple of axes and returns a value of
+    x's dtype; `check(name, dtype)` rejects the dtypes the primitive does not accept.
+    """
     name = prim.name
 
     def impl(x, *, axes):
-        x = np.asarray(x)
-        return [np.asarray(np_fn(x, axis=axes, dtype=x.dtype))[()]]
+        return [reduce_fn(np.asarray(x), axes)]
 
     def abstract(x, *, axes):
-        check_dtype(name, x.dtype, kinds)
-        shape = _reduced_shape(name, x.shape, axes)
-        return [ShapedArray(shape, x.dtype, x.weak_type)], no_effects
+        check(name, x.dtype)
+        return [ShapedArray(_reduced_shape(x, axes), x.dtype, x.weak_type)], no_effects
 
     def lowering(ctx, x, *, axes):
-        fn = ctx.add_global(np_fn, name)
-        return f"{fn}({x}, axis={axes}, dtype={x}.dtype)"
+        fn = ctx.add_global(reduce_fn, name)
+        return f"{fn}({x}, {axes})"
 
     impl_rules[prim] = impl
     abstract_eval_rules[prim] = abstract
     lowering_rules[prim] = lowering
 
 
-def _np_max(x, axis, dtype):
-    return np.max(x, axis=axis) if x.size else np.full(
-        _reduced_shape("reduce_max", x.shape, axis), _identity_min(dtype), dtype
-    )
+# ----------------------------------------------------------------------------------------
+# NumPy implementations (each keeps the operand's dtype)
 
 
-def _np_min(x, axis, dtype):
-    return np.min(x, axis=axis) if x.size else np.full(
-        _reduced_shape("reduce_min", x.shape, axis), _identity_max(dtype), dtype
-    )
+def _np_sum(x, axes):
+    return np.sum(x, axis=axes, dtype=x.dtype)
 
 
-def _identity_min(dtype):
+def _np_prod(x, axes):
+    return np.prod(x, axis=axes, dtype=x.dtype)
+
+
+def _lowest(dtype):
+    """The identity of max: -inf, the smallest integer, or False."""
     if dtype == np.bool_:
         return False
     if np.issubdtype(dtype, np.integer):
@@ -62,7 +127,8 @@ def _identity_min(dtype):
     return -np.inf
 
 
-def _identity_max(dtype):
+def _highest(dtype):
+    """The identity of min: +inf, the largest integer, or True."""
     if dtype == np.bool_:
         return True
     if np.issubdtype(dtype, np.integer):
@@ -70,71 +136,225 @@ def _identity_max(dtype):
     return np.inf
 
 
-def _np_and(x, axis, dtype):
-    return np.bitwise_and.reduce(x, axis=axis, dtype=dtype) if x.dtype != np.bool_ else (
-        np.all(x, axis=axis)
-    )
+def _np_max(x, axes):
+    if x.size:
+        return np.max(x, axis=axes)
+    return np.maximum.reduce(x, axis=axes, initial=_lowest(x.dtype))
 
 
-def _np_or(x, axis, dtype):
-    return np.bitwise_or.reduce(x, axis=axis, dtype=dtype) if x.dtype != np.bool_ else (
-        np.any(x, axis=axis)
-    )
+def _np_min(x, axes):
+    if x.size:
+        return np.min(x, axis=axes)
+    return np.minimum.reduce(x, axis=axes, initial=_highest(x.dtype))
 
 
-def _np_xor(x, axis, dtype):
-    return np.bitwise_xor.reduce(x, axis=axis, dtype=dtype)
+def _np_and(x, axes):
+    if x.dtype == np.bool_:
+        return np.all(x, axis=axes)
+    return np.bitwise_and.reduce(x, axis=axes, dtype=x.dtype)
 
+
+def _np_or(x, axes):
+    if x.dtype == np.bool_:
+        return np.any(x, axis=axes)
+    return np.bitwise_or.reduce(x, axis=axes, dtype=x.dtype)
+
+
+def _np_xor(x, axes):
+    return np.bitwise_xor.reduce(x, axis=axes, dtype=x.dtype)
+
+
+# ----------------------------------------------------------------------------------------
+# Derivatives. The rules import `ad` when first called, so this module does not depend
+# on the AD interpreter being importable.
+
+
+def _ad():
+    from jaxlite.interpreters import ad
+
+    return ad
+
+
+def _expand_reduced(y, shape, axes):
+    """Broadcast a reduction's result `y` back to the operand's `shape`."""
+    from jaxlite.lax.structural import broadcast_in_dim
+
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    return broadcast_in_dim(y, shape, kept)
+
+
+def _reduce_sum_transpose(ct, x, *, axes):
+    ad = _ad()
+    if type(ct) is ad.Zero:
+        return [None]
+    return [_expand_reduced(ct, x.aval.shape, axes)]
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    # d(prod x) = sum_i t_i * prod_{j != i} x_j, with the product of the others computed
+    # without dividing (so zeros in x are handled): exclusive products from both sides.
+    from jaxlite.lax import elementwise as ew
+
+    ad = _ad()
+    (x,), (t,) = primals, tangents
+    out = reduce_prod_p.bind(x, axes=axes)
+    others = _prod_of_others(x, axes)
+    t_out = reduce_sum_p.bind(ew.mul(ad.instantiate(t), others), axes=axes)
+    return [out], [t_out]
+
+
+def _prod_of_others(x, axes):
+    """For each element, the product of the other elements of its reduction group."""
+    from jaxlite.lax import elementwise as ew
+    from jaxlite.lax.structural import broadcast_in_dim, reshape, transpose
+
+    shape = tuple(np.shape(x))
+    kept = [i for i in range(len(shape)) if i not in axes]
+    perm = kept + list(axes)
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    batch = [shape[i] for i in kept]
+    flat = reshape(transpose(x, perm), (*batch, n))
+    dtype = np.dtype(x.dtype)
+    # mask[i, j] = (i != j); product over j of where(mask, x_j, 1) for each i.
+    eye = np.eye(n, dtype=bool)
+    rows = broadcast_in_dim(flat, (*batch, n, n), (*range(len(batch)), len(batch) + 1))
+    mask = Array(np.broadcast_to(eye, (*batch, n, n)).copy())
+    ones = Array(np.ones((*batch, n, n), dtype))
+    picked = ew.select(mask, ones, rows)
+    others = reduce_prod_p.bind(picked, axes=(len(batch) + 1,))
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return transpose(reshape(others, [shape[p] for p in perm]), inverse)
+
+
+def _minmax_jvp(prim):
+    # The tangent is the mean of the input tangents at the positions of the extremum,
+    # as in JAX (ties share the derivative equally).
+    def jvp(primals, tangents, *, axes):
+        from jaxlite.lax import elementwise as ew
+
+        ad = _ad()
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axes=axes)
+        shape = tuple(np.shape(x))
+        at_extremum = ew.eq(x, _expand_reduced(out, shape, axes))
+        dtype = np.dtype(x.dtype)
+        weights = ew.convert_element_type(at_extremum, dtype)
+        counts = reduce_sum_p.bind(weights, axes=axes)
+        t_sum = reduce_sum_p.bind(ew.mul(ad.instantiate(t), weights), axes=axes)
+        return [out], [ew.div(t_sum, counts)]
+
+    return jvp
+
+
+def _reduce_sum_jvp(primals, tangents, *, axes):
+    ad = _ad()
+    out = reduce_sum_p.bind(primals[0], axes=axes)
+    return [out], [reduce_sum_p.bind(ad.instantiate(tangents[0]), axes=axes)]
+
+
+def _no_derivative_jvp(prim):
+    # Integer and boolean reductions: the tangent is a symbolic zero.
+    def jvp(primals, tangents, *, axes):
+        ad = _ad()
+        out = prim.bind(primals[0], axes=axes)
+        return [out], [ad.Zero(ad.tangent_aval(out.aval))]
+
+    return jvp
+
+
+def _register_derivatives():
+    """Fill the AD tables, if the AD interpreter is present."""
+    try:
+        from jaxlite.interpreters import ad
+    except ImportError:  # pragma: no cover - the AD interpreter is always shipped
+        return
+    ad.jvp_rules[reduce_sum_p] = _reduce_sum_jvp
+    ad.transpose_rules[reduce_sum_p] = _reduce_sum_transpose
+    ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
+    ad.jvp_rules[reduce_max_p] = _minmax_jvp(reduce_max_p)
+    ad.jvp_rules[reduce_min_p] = _minmax_jvp(reduce_min_p)
+    for prim in (reduce_and_p, reduce_or_p, reduce_xor_p):
+        ad.jvp_rules[prim] = _no_derivative_jvp(prim)
+
+
+# ----------------------------------------------------------------------------------------
+# The primitives, one registration block each
 
 reduce_sum_p = Primitive("reduce_sum")
-defreducer(reduce_sum_p, np.sum, NUMBER)
+defreducer(reduce_sum_p, _np_sum, _check_number)
 
 reduce_prod_p = Primitive("reduce_prod")
-defreducer(reduce_prod_p, np.prod, NUMBER)
+defreducer(reduce_prod_p, _np_prod, _check_number)
 
 reduce_max_p = Primitive("reduce_max")
-defreducer(reduce_max_p, _np_max, ANY)
+defreducer(reduce_max_p, _np_max, _check_any)
 
 reduce_min_p = Primitive("reduce_min")
-defreducer(reduce_min_p, _np_min, ANY)
+defreducer(reduce_min_p, _np_min, _check_any)
 
 reduce_and_p = Primitive("reduce_and")
-defreducer(reduce_and_p, _np_and, INT_OR_BOOL)
+defreducer(reduce_and_p, _np_and, _check_logical)
 
 reduce_or_p = Primitive("reduce_or")
-defreducer(reduce_or_p, _np_or, INT_OR_BOOL)
+defreducer(reduce_or_p, _np_or, _check_logical)
 
 reduce_xor_p = Primitive("reduce_xor")
-defreducer(reduce_xor_p, _np_xor, INT_OR_BOOL)
+defreducer(reduce_xor_p, _np_xor, _check_logical)
+
+_register_derivatives()
+
+
+# ----------------------------------------------------------------------------------------
+# Public functions
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _operand(name, x):
+    if isinstance(x, (Array, Tracer, np.ndarray, np.generic)) or type(x) in _PY_SCALARS:
+        return x
+    raise TypeError(
+        f"Error interpreting argument to {name} as a JAX value. The problematic value is "
+        f"of type {type(x)} and was passed to {name} at position 0."
+    )
 
 
 def _axes(axes):
-    return tuple(sorted(int(a) for a in axes))
+    return tuple(int(a.__index__()) for a in axes)
 
 
 def reduce_sum(operand, axes):
-    return reduce_sum_p.bind(operand, axes=_axes(axes))
+    """Sum of `operand` over `axes` (a sequence of non-negative ints), in its dtype."""
+    return reduce_sum_p.bind(_operand("reduce_sum", operand), axes=_axes(axes))
 
 
 def reduce_prod(operand, axes):
-    return reduce_prod_p.bind(operand, axes=_axes(axes))
+    """Product of `operand` over `axes`, in its dtype."""
+    return reduce_prod_p.bind(_operand("reduce_prod", operand), axes=_axes(axes))
 
 
 def reduce_max(operand, axes):
-    return reduce_max_p.bind(operand, axes=_axes(axes))
+    """Maximum over `axes` (NaN propagates; complex numbers compare lexicographically)."""
+    return reduce_max_p.bind(_operand("reduce_max", operand), axes=_axes(axes))
 
 
 def reduce_min(operand, axes):
-    return reduce_min_p.bind(operand, axes=_axes(axes))
+    """Minimum over `axes` (NaN propagates; complex numbers compare lexicographically)."""
+    return reduce_min_p.bind(_operand("reduce_min", operand), axes=_axes(axes))
 
 
 def reduce_and(operand, axes):
-    return reduce_and_p.bind(operand, axes=_axes(axes))
+    """Bitwise (logical for bool) AND over `axes`."""
+    return reduce_and_p.bind(_operand("reduce_and", operand), axes=_axes(axes))
 
 
 def reduce_or(operand, axes):
-    return reduce_or_p.bind(operand, axes=_axes(axes))
+    """Bitwise (logical for bool) OR over `axes`."""
+    return reduce_or_p.bind(_operand("reduce_or", operand), axes=_axes(axes))
 
 
 def reduce_xor(operand, axes):
-    return reduce_xor_p.bind(operand, axes=_axes(axes))
+    """Bitwise (logical for bool) XOR over `axes`."""
+    return reduce_xor_p.bind(_operand("reduce_xor", operand), axes=_axes(axes))

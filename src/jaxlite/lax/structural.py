@@ -24,21 +24,58 @@ from jaxlite.core import (
 
 
 def canonicalize_shape(shape, context=""):
-    """A tuple of Python ints, or a TypeError explaining that shapes must be static."""
+    """A tuple of Python ints, or JAX's TypeError explaining that shapes must be static.
+
+    Every dimension must be an integer known at trace time: a Python int, a NumPy integer,
+    an integer Array or a tracer with a concrete value (e.g. a JVP primal).
+    """
     try:
-        shape = tuple(shape)
+        dims = tuple(shape)
     except TypeError:
-        shape = (shape,)
-    try:
-        return tuple(concrete_or_error(int, d, context) for d in shape)
-    except TypeError as e:
-        if "Abstract tracer" in str(e) or "concrete" in str(e):
-            raise TypeError(
-                "Shapes must be 1D sequences of concrete values of integer type, got "
-                f"{shape}.\nIf using `jit`, try using `static_argnums` or applying `jit` "
-                "to smaller subfunctions."
-            ) from None
-        raise
+        dims = (shape,)
+    out = []
+    for d in dims:
+        if isinstance(d, Tracer) and d.to_concrete_value() is None:
+            raise TypeError(_shape_error(dims) + _tracing_context(d))
+        try:
+            out.append(operator.index(d))
+        except TypeError:
+            raise TypeError(_shape_error(dims)) from None
+    return tuple(out)
+
+
+def _shape_error(dims):
+    return (
+        f"Shapes must be 1D sequences of concrete values of integer type, got {dims}.\n"
+        "If using `jit`, try using `static_argnums` or applying `jit` to smaller "
+        "subfunctions.\n"
+    )
+
+
+def _tracing_context(tracer):
+    describe = getattr(tracer._trace, "describe_tracer", None)
+    return describe(tracer) if describe is not None else ""
+
+
+def operand(x):
+    """`x` as a lax operand: Python scalars and NumPy values become Arrays with a
+    canonical dtype (so that 64-bit NumPy inputs do not leak into eager results)."""
+    t = type(x)
+    if t is Array or isinstance(x, Tracer):
+        return x
+    if t in _PY_SCALARS:
+        return Array(dtypes.coerce_to_array(x), t is not bool)
+    if hasattr(x, "__jax_array__"):
+        return operand(x.__jax_array__())
+    return Array(dtypes.coerce_to_array(x))
+
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _check_nonnegative(name, what, shape):
+    if any(d < 0 for d in shape):
+        raise TypeError(f"{name} {what} must have every element be nonnegative, got {shape}.")
 
 
 # ----------------------------------------------------------------------------------------

@@ -1,0 +1,428 @@
+"""Automatic differentiation: forward mode by JVP, reverse mode by JVP + partial
+evaluation + transposition, as in JAX.
+
+Forward mode. A `JVPTracer` carries a primal and a tangent. `JVPTrace.process_primitive`
+applies the primitive's JVP rule *under the parent trace*, so nested differentiation works
+and each trace only ever unpacks its own tracers (no perturbation confusion). A tangent
+may be the symbolic `Zero`; rules skip work for it.
+
+Reverse mode. `linearize` runs the JVP with the tangents as inputs of a fresh jaxpr trace
+and a `LinearizeTrace` underneath the JVP trace that routes each primitive by data
+dependence: an operation on known values (primals) runs in the enclosing trace right away,
+an operation that touches a tangent is recorded into the linear jaxpr. That split is
+partial evaluation; the known values the linear jaxpr reads are its residuals.
+`backward_pass` then transposes the linear jaxpr: each linear equation's transpose rule
+maps output cotangents to input cotangents, in reverse order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite import dtypes
+from jaxlite.core import (
+    Array,
+    Literal,
+    Primitive,
+    ShapedArray,
+    Trace,
+    Tracer,
+    abstract_eval_rules,
+    get_aval,
+    impl_rules,
+    no_effects,
+    set_current_trace,
+)
+from jaxlite.interpreters.partial_eval import DynamicJaxprTrace, JaxprTracer
+from jaxlite.util import safe_map, safe_zip
+
+map, zip = safe_map, safe_zip
+
+jvp_rules: dict = {}
+transpose_rules: dict = {}
+
+# ----------------------------------------------------------------------------------------
+# Symbolic zeros and tangent types
+
+
+class Zero:
+    """A tangent or cotangent known to be zero, carrying only its abstract value."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval.str_short()})"
+
+    @staticmethod
+    def from_primal_value(x):
+        return Zero(tangent_aval(get_aval(x)))
+
+
+def tangent_dtype(dtype):
+    """Tangents of integer and boolean values have dtype float0, as in JAX."""
+    if dtypes.issubdtype(dtype, np.inexact):
+        return dtype
+    return dtypes.float0
+
+
+def tangent_aval(aval):
+    return ShapedArray(aval.shape, tangent_dtype(aval.dtype))
+
+
+def zeros_like_aval(aval):
+    if aval.dtype == dtypes.float0:
+        return Array(np.zeros(aval.shape, dtypes.float0))
+    from jaxlite import lax
+
+    return lax.full(aval.shape, 0, aval.dtype)
+
+
+def instantiate(t):
+    return zeros_like_aval(t.aval) if type(t) is Zero else t
+
+
+def add_tangents(x, y):
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    return add_any_p.bind(x, y)
+
+
+# add_any: tangent accumulation (JAX's `add_any`), linear in both arguments.
+
+
+def _add_any_abstract(x, y):
+    return [ShapedArray(x.shape, x.dtype, x.weak_type and y.weak_type)], no_effects
+
+
+def _add_any_jvp(primals, tangents):
+    return [add_any_p.bind(*primals)], [add_tangents(*tangents)]
+
+
+def _add_any_transpose(ct, x, y):
+    return [ct, ct]
+
+
+add_any_p = Primitive("add_any")
+impl_rules[add_any_p] = lambda x, y: [np.add(x, y)]
+abstract_eval_rules[add_any_p] = _add_any_abstract
+jvp_rules[add_any_p] = _add_any_jvp
+transpose_rules[add_any_p] = _add_any_transpose
+
+
+# ----------------------------------------------------------------------------------------
+# Forward mode
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+    def to_concrete_value(self):
+        p = self.primal
+        if type(p) is Array:
+            return p._value
+        if isinstance(p, Tracer):
+            return p.to_concrete_value()
+        return p
+
+
+class JVPTrace(Trace):
+    def __init__(self, parent):
+        self.parent = parent
+
+    def __repr__(self):
+        return "JVPTrace"
+
+    def to_primal_tangent(self, x):
+        if isinstance(x, JVPTracer) and x._trace is self:
+            return x.primal, x.tangent
+        return x, Zero.from_primal_value(x)
+
+    def process_primitive(self, prim, args, params):
+        primals, tangents = [], []
+        for x in args:
+            p, t = self.to_primal_tangent(x)
+            primals.append(p)
+            tangents.append(t)
+        with set_current_trace(self.parent):
+            if all(type(t) is Zero for t in tangents):
+                outs = prim.bind(*primals, **params)
+                return outs if prim.multiple_results else [outs]
+            rule = jvp_rules.get(prim)
+            if rule is None:
+                raise NotImplementedError(
+                    f"Differentiation rule for '{prim}' not implemented: the primitive "
+                    f"'{prim}' has no JVP rule, so jvp/grad cannot differentiate it. "
+                    "Wrap the computation in jax.custom_jvp or jax.custom_vjp to supply one."
+                )
+            primal_outs, tangent_outs = rule(primals, tangents, **params)
+        return [
+            p if type(t) is Zero else JVPTracer(self, p, t)
+            for p, t in zip(primal_outs, tangent_outs)
+        ]
+
+    def lift(self, primal, tangent):
+        return primal if type(tangent) is Zero else JVPTracer(self, primal, tangent)
+
+
+def jvp_of_jaxpr_rule(primals, tangents, *, jaxpr, **params):
+    """JVP rule for call-like primitives (`jit`): differentiate the body inline.
+
+    Running the body under a nested JVP trace keeps linearize's split of known and
+    tangent work exact (the body's primal work is not moved into the linear jaxpr).
+    """
+    from jaxlite.core import eval_jaxpr
+
+    def body(*args):
+        return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+
+    return jvp_flat(body, primals, tangents)
+
+
+def jvp_flat(fun, primals, tangents):
+    """Forward mode on flat lists: `fun(*primals) -> list`; returns (outs, out_tangents)."""
+    from jaxlite.core import current_trace
+
+    trace = JVPTrace(current_trace())
+    tracers = [trace.lift(p, t) for p, t in zip(primals, tangents)]
+    with set_current_trace(trace):
+        outs = fun(*tracers)
+    primal_outs, tangent_outs = [], []
+    for x in outs:
+        p, t = trace.to_primal_tangent(x)
+        primal_outs.append(p)
+        tangent_outs.append(t)
+    trace.is_live = False
+    return primal_outs, tangent_outs
+
+
+# ----------------------------------------------------------------------------------------
+# Rule helpers
+
+
+def defjvp(prim, *tangent_fns):
+    """JVP rule from one function per operand: `fn(t, *primals, **params) -> tangent`."""
+
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        out_t = Zero(tangent_aval(get_aval(out)))
+        for fn, t in zip(tangent_fns, tangents):
+            if fn is not None and type(t) is not Zero:
+                out_t = add_tangents(out_t, fn(t, *primals, **params))
+        return [out], [out_t]
+
+    jvp_rules[prim] = rule
+
+
+def defjvp_with_output(prim, *tangent_fns):
+    """Like `defjvp` but each function also receives the primal output:
+    `fn(t, out, *primals, **params)`."""
+
+    def rule(primals, tangents, **params):
+        out = prim.bind(*primals, **params)
+        out_t = Zero(tangent_aval(get_aval(out)))
+        for fn, t in zip(tangent_fns, tangents):
+            if fn is not None and type(t) is not Zero:
+                out_t = add_tangents(out_t, fn(t, out, *primals, **params))
+        return [out], [out_t]
+
+    jvp_rules[prim] = rule
+
+
+def deflinear(prim, transpose_rule):
+    """A primitive linear in all its operands: its JVP applies it to the tangents."""
+
+    def rule(primals, tangents, **params):
+        outs = prim.bind(*primals, **params)
+        tangents = [instantiate(t) for t in tangents]
+        t_outs = prim.bind(*tangents, **params)
+        if not prim.multiple_results:
+            outs, t_outs = [outs], [t_outs]
+        return outs, t_outs
+
+    jvp_rules[prim] = rule
+    transpose_rules[prim] = transpose_rule
+
+
+def defbilinear(prim, lhs_rule, rhs_rule):
+    """`prim(x, y)` linear in each argument separately (mul, dot_general)."""
+
+    def jvp(primals, tangents, **params):
+        x, y = primals
+        tx, ty = tangents
+        out = prim.bind(x, y, **params)
+        out_t = Zero(tangent_aval(get_aval(out)))
+        if type(tx) is not Zero:
+            out_t = add_tangents(out_t, prim.bind(tx, y, **params))
+        if type(ty) is not Zero:
+            out_t = add_tangents(out_t, prim.bind(x, ty, **params))
+        return [out], [out_t]
+
+    def transpose(ct, x, y, **params):
+        if is_undefined(x) and is_undefined(y):
+            raise NotImplementedError(f"{prim} is not linear in both operands at once")
+        if is_undefined(x):
+            return [lhs_rule(ct, x, y, **params), None]
+        return [None, rhs_rule(ct, x, y, **params)]
+
+    jvp_rules[prim] = jvp
+    transpose_rules[prim] = transpose
+
+
+# ----------------------------------------------------------------------------------------
+# Partial evaluation for linearize
+
+
+class LinearizeTrace(Trace):
+    """Routes each primitive: onto the linear jaxpr if it reads a tangent, else to the
+    enclosing trace (so primal work happens now and its results become residuals)."""
+
+    def __init__(self, parent, tangent_trace):
+        self.parent = parent
+        self.tangent_trace = tangent_trace
+
+    def __repr__(self):
+        return "LinearizeTrace"
+
+    def process_primitive(self, prim, args, params):
+        tt = self.tangent_trace
+        for x in args:
+            if isinstance(x, JaxprTracer) and x._trace is tt:
+                return tt.process_primitive(prim, args, params)
+        return self.parent.process_primitive(prim, args, params)
+
+    @property
+    def is_live(self):
+        return self.tangent_trace.is_live
+
+
+def linearize_flat(fun, primals):
+    """`(primal_outs, linear ClosedJaxpr from input tangents to output tangents)`.
+
+    Output tangents that are symbolically zero appear as literals or zeros in the jaxpr.
+    """
+    from jaxlite.core import current_trace
+
+    parent = current_trace()
+    tangent_trace = DynamicJaxprTrace()
+    lin_trace = LinearizeTrace(parent, tangent_trace)
+    tangents = [tangent_trace.new_arg(tangent_aval(get_aval(p))) for p in primals]
+    jvp_trace = JVPTrace(lin_trace)
+    tracers = [JVPTracer(jvp_trace, p, t) for p, t in zip(primals, tangents)]
+    try:
+        with set_current_trace(jvp_trace):
+            outs = fun(*tracers)
+        primal_outs, tangent_outs = [], []
+        for x in outs:
+            p, t = jvp_trace.to_primal_tangent(x)
+            primal_outs.append(p)
+            tangent_outs.append(t)
+        with set_current_trace(tangent_trace):
+            tangent_outs = [instantiate(t) for t in tangent_outs]
+        linear = tangent_trace.to_jaxpr(tangent_outs)
+    finally:
+        tangent_trace.is_live = False
+        jvp_trace.is_live = False
+    return primal_outs, linear
+
+
+# ----------------------------------------------------------------------------------------
+# Transposition
+
+
+class UndefinedPrimal:
+    """Stands for a linear input of an equation being transposed."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined(x):
+    return type(x) is UndefinedPrimal
+
+
+def backward_pass(jaxpr, consts, cts_out):
+    """Cotangents of `jaxpr`'s inputs given cotangents of its outputs.
+
+    `jaxpr` is linear in its invars; its constvars (residuals) are known. Equations that do
+    not read a linear value are evaluated forward first; the rest are transposed.
+    """
+    env = {}
+    linear = set(jaxpr.invars)
+    for v, c in zip(jaxpr.constvars, consts):
+        env[v] = c
+
+    def read(x):
+        return x.val if type(x) is Literal else env[x]
+
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        if any(type(x) is not Literal and x in linear for x in eqn.invars):
+            linear.update(eqn.outvars)
+            linear_eqns.append(eqn)
+        else:
+            outs = eqn.primitive.bind(*[read(x) for x in eqn.invars], **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
+            for v, val in zip(eqn.outvars, outs):
+                env[v] = val
+
+    ct_env = {}
+
+    def write_ct(v, ct):
+        if ct is None or type(ct) is Zero or type(v) is Literal or v not in linear:
+            return
+        prev = ct_env.get(v)
+        ct_env[v] = ct if prev is None else add_any_p.bind(prev, ct)
+
+    for v, ct in zip(jaxpr.outvars, cts_out):
+        write_ct(v, ct)
+    for eqn in reversed(linear_eqns):
+        cts = [ct_env.pop(v, None) for v in eqn.outvars]
+        if all(ct is None for ct in cts):
+            continue
+        cts = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outvars, cts)]
+        args = [
+            UndefinedPrimal(x.aval) if type(x) is not Literal and x in linear else read(x)
+            for x in eqn.invars
+        ]
+        rule = transpose_rules.get(eqn.primitive)
+        if rule is None:
+            raise NotImplementedError(
+                f"Transpose rule (for reverse-mode differentiation) for "
+                f"'{eqn.primitive}' not implemented."
+            )
+        ct_arg = cts if eqn.primitive.multiple_results else cts[0]
+        cts_in = rule(ct_arg, *args, **eqn.params)
+        for x, ct in zip(eqn.invars, cts_in):
+            if type(x) is not Literal:
+                write_ct(x, ct)
+    return [ct_env.get(v, Zero(v.aval)) for v in jaxpr.invars]
+
+
+def vjp_flat(fun, primals):
+    """`(primal_outs, vjp_fun)` where `vjp_fun(cts_out) -> cts_in` (flat lists)."""
+    primal_outs, linear = linearize_flat(fun, primals)
+
+    def vjp_fun(cts_out):
+        return backward_pass(linear.jaxpr, linear.consts, cts_out)
+
+    return primal_outs, vjp_fun, linear
