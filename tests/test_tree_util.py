@@ -163,7 +163,7 @@ def _tree_id(tree):
 
 
 def _pair_ids(value):
-    return value[:24] if isinstance(value, str) else type(value).__name__
+    return "" if isinstance(value, str) else type(value).__name__
 
 
 # ---------------------------------------------------------------------------

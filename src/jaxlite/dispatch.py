@@ -33,7 +33,7 @@ from jaxlite.core import (
     impl_rules,
 )
 from jaxlite.errors import UnexpectedTracerError
-from jaxlite.interpreters import ad
+from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
 
 # ----------------------------------------------------------------------------------------
@@ -59,6 +59,7 @@ impl_rules[jit_p] = _jit_impl
 abstract_eval_rules[jit_p] = _jit_abstract
 lowering_rules[jit_p] = _jit_lowering
 ad.jvp_rules[jit_p] = ad.jvp_of_jaxpr_rule
+batching.batch_rules[jit_p] = batching.batch_jaxpr_rule(jit_p)
 
 
 # ----------------------------------------------------------------------------------------

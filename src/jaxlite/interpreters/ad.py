@@ -33,6 +33,7 @@ from jaxlite.core import (
     no_effects,
     set_current_trace,
 )
+from jaxlite.interpreters import batching
 from jaxlite.interpreters.partial_eval import DynamicJaxprTrace, JaxprTracer
 from jaxlite.util import safe_map, safe_zip
 
@@ -107,11 +108,17 @@ def _add_any_transpose(ct, x, y):
     return [ct, ct]
 
 
+def _add_any_batch(axis_size, vals, dims):
+    x, y = (batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims))
+    return [add_any_p.bind(x, y)], [0]
+
+
 add_any_p = Primitive("add_any")
 impl_rules[add_any_p] = lambda x, y: [np.add(x, y)]
 abstract_eval_rules[add_any_p] = _add_any_abstract
 jvp_rules[add_any_p] = _add_any_jvp
 transpose_rules[add_any_p] = _add_any_transpose
+batching.batch_rules[add_any_p] = _add_any_batch
 
 
 # ----------------------------------------------------------------------------------------

@@ -127,15 +127,16 @@ class DynamicJaxprTrace(Trace):
         t = type(x)
         if t is Array:
             if not x._value.shape:
-                return Literal(x._value, ShapedArray((), x._value.dtype, x.weak_type))
+                return Literal(x, ShapedArray((), x._value.dtype, x.weak_type))
             return self._constvar(x, x.aval)
         if t in (int, float, bool, complex):
             dtype, weak = dtypes.dtype_and_weak(x)
-            return Literal(np.asarray(x, dtype)[()], ShapedArray((), dtype, weak))
+            val = Array(np.asarray(x, dtype)[()], weak)
+            return Literal(val, ShapedArray((), dtype, weak))
         if isinstance(x, (np.ndarray, np.generic)):
             v = np.asarray(x, dtypes.canonicalize_dtype(x.dtype))
             if not v.shape:
-                return Literal(v[()], ShapedArray((), v.dtype))
+                return Literal(Array(v[()]), ShapedArray((), v.dtype))
             return self._constvar(Array(v), ShapedArray(v.shape, v.dtype))
         raise TypeError(f"Value {x!r} of type {t} is not a valid JAX type")
 

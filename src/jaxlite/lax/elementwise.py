@@ -24,7 +24,7 @@ from jaxlite.core import (
     no_effects,
     weak_type_rules,
 )
-from jaxlite.interpreters import ad
+from jaxlite.interpreters import ad, batching
 from jaxlite.lax.rules import (
     ANY,
     COMPLEX,
@@ -209,6 +209,7 @@ _unary_prims = {}
 for _name, _fn, _kinds, _expr, _d in _UNARY:
     _prim = _unary_prims[_name] = Primitive(_name)
     defunary(_prim, _fn, _kinds, expr=_expr)
+    batching.defvectorized(_prim)
     if _d == "linear":
         ad.deflinear(_prim, _self_transpose(_prim))
     else:
@@ -255,6 +256,7 @@ def _digamma_np(x):
 
 digamma_p = Primitive("digamma")
 defunary(digamma_p, _digamma_np, FLOAT)
+batching.defvectorized(digamma_p)
 ad.defjvp_with_output(digamma_p, None)  # polygamma(1, x) is not implemented yet
 
 # is_finite returns bool; fix its abstract eval and weak type.
@@ -280,16 +282,19 @@ def _real_dtype(dtype):
 abs_p = Primitive("abs")
 defunary(abs_p, np.abs, NUMBER, out_dtype=_real_dtype, expr="np.abs({})")
 ad.defjvp(abs_p, lambda t, x: mul(t, sign(x)))
+batching.defvectorized(abs_p)
 
 real_p = Primitive("real")
 defunary(real_p, np.real, COMPLEX, out_dtype=_real_dtype, expr="np.real({})")
 ad.deflinear(real_p, lambda ct, x: [convert_element_type(ct, x.aval.dtype)])
+batching.defvectorized(real_p)
 
 imag_p = Primitive("imag")
 defunary(imag_p, np.imag, COMPLEX, out_dtype=_real_dtype, expr="np.imag({})")
 ad.deflinear(
     imag_p, lambda ct, x: [mul(convert_element_type(ct, x.aval.dtype), -1j)]
 )
+batching.defvectorized(imag_p)
 
 
 # ----------------------------------------------------------------------------------------
@@ -316,6 +321,7 @@ round_p = Primitive("round")
 impl_rules[round_p] = _round_impl
 abstract_eval_rules[round_p] = _round_abstract
 ad.defjvp(round_p, None)
+batching.defvectorized(round_p)
 
 
 # ----------------------------------------------------------------------------------------
@@ -345,6 +351,7 @@ integer_pow_p = Primitive("integer_pow")
 impl_rules[integer_pow_p] = _integer_pow_impl
 abstract_eval_rules[integer_pow_p] = _integer_pow_abstract
 ad.defjvp(integer_pow_p, _integer_pow_jvp)
+batching.defvectorized(integer_pow_p)
 
 
 # ----------------------------------------------------------------------------------------
@@ -552,6 +559,7 @@ _binary_prims = {}
 for _name, _fn, _kinds, _expr in _BINARY:
     _binary_prims[_name] = Primitive(_name)
     defbinary(_binary_prims[_name], _fn, _kinds, expr=_expr)
+    batching.defbroadcasting(_binary_prims[_name])
 
 add_p, sub_p, mul_p, div_p = (_binary_prims[n] for n in ("add", "sub", "mul", "div"))
 rem_p, pow_p, max_p, min_p = (_binary_prims[n] for n in ("rem", "pow", "max", "min"))
@@ -595,6 +603,7 @@ for _name, _fn, _expr in _COMPARE:
     _compare_prims[_name] = Primitive(_name)
     defbinary(_compare_prims[_name], _fn, ANY, out_dtype=np.dtype(np.bool_), expr=_expr)
     ad.defjvp(_compare_prims[_name], None, None)
+    batching.defbroadcasting(_compare_prims[_name])
 
 eq_p, ne_p, lt_p, le_p, gt_p, ge_p = (
     _compare_prims[n] for n in ("eq", "ne", "lt", "le", "gt", "ge")
@@ -670,9 +679,23 @@ def _select_n_transpose(ct, which, *cases):
     return cts
 
 
+def _select_n_batch(axis_size, vals, dims):
+    from jaxlite.lax.structural import broadcast_in_dim
+
+    if dims[0] is batching.not_mapped and np.ndim(vals[0]) == 0:
+        cases = [batching.bdim_at_front(c, d, axis_size) for c, d in zip(vals[1:], dims[1:])]
+        return [select_n_p.bind(vals[0], *cases)], [0]
+    which, *cases = (batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims))
+    shape = np.shape(cases[0])
+    if np.shape(which) != shape:
+        which = broadcast_in_dim(which, shape, tuple(range(np.ndim(which))))
+    return [select_n_p.bind(which, *cases)], [0]
+
+
 select_n_p = Primitive("select_n")
 ad.jvp_rules[select_n_p] = _select_n_jvp
 ad.transpose_rules[select_n_p] = _select_n_transpose
+batching.batch_rules[select_n_p] = _select_n_batch
 impl_rules[select_n_p] = _select_n_impl
 abstract_eval_rules[select_n_p] = _select_n_abstract
 weak_type_rules[select_n_p] = lambda in_weak: all(in_weak[1:])
@@ -711,8 +734,14 @@ def _clamp_jvp_hi(t, lo, x, hi):
     return select(gt(x, hi), _broadcast_like(t, x), full_of(x, 0))
 
 
+def _clamp_batch(axis_size, vals, dims):
+    operands = [batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims)]
+    return [clamp_p.bind(*operands)], [0]
+
+
 clamp_p = Primitive("clamp")
 ad.defjvp(clamp_p, _clamp_jvp_lo, _clamp_jvp_operand, _clamp_jvp_hi)
+batching.batch_rules[clamp_p] = _clamp_batch
 impl_rules[clamp_p] = lambda lo, x, hi: [np.minimum(np.maximum(x, lo), hi)]
 abstract_eval_rules[clamp_p] = _clamp_abstract
 weak_type_rules[clamp_p] = lambda in_weak: in_weak[1]
@@ -772,6 +801,7 @@ def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type):
 convert_element_type_p = Primitive("convert_element_type")
 ad.jvp_rules[convert_element_type_p] = _convert_element_type_jvp
 ad.transpose_rules[convert_element_type_p] = _convert_element_type_transpose
+batching.defvectorized(convert_element_type_p)
 impl_rules[convert_element_type_p] = _convert_element_type_impl
 abstract_eval_rules[convert_element_type_p] = _convert_element_type_abstract
 weak_type_rules[convert_element_type_p] = lambda in_weak, *, weak_type, **_: weak_type

@@ -191,8 +191,7 @@ def _reduce_sum_transpose(ct, x, *, axes):
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
-    # d(prod x) = sum_i t_i * prod_{j != i} x_j, with the product of the others computed
-    # without dividing (so zeros in x are handled): exclusive products from both sides.
+    # d(prod x) = sum_i t_i * prod_{j != i} x_j.
     from jaxlite.lax import elementwise as ew
 
     ad = _ad()
@@ -204,28 +203,26 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
 
 
 def _prod_of_others(x, axes):
-    """For each element, the product of the other elements of its reduction group."""
+    """For each element, the product of the other elements of its reduction group.
+
+    Without zeros in the group it is `prod / x_i`. With one zero, only the zero's entry
+    is non-zero (the product of the non-zeros); with two or more zeros all are zero.
+    """
     from jaxlite.lax import elementwise as ew
-    from jaxlite.lax.structural import broadcast_in_dim, reshape, transpose
+    from jaxlite.lax.constructors import full
 
     shape = tuple(np.shape(x))
-    kept = [i for i in range(len(shape)) if i not in axes]
-    perm = kept + list(axes)
-    n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
-    batch = [shape[i] for i in kept]
-    flat = reshape(transpose(x, perm), (*batch, n))
     dtype = np.dtype(x.dtype)
-    # mask[i, j] = (i != j); product over j of where(mask, x_j, 1) for each i.
-    eye = np.eye(n, dtype=bool)
-    rows = broadcast_in_dim(flat, (*batch, n, n), (*range(len(batch)), len(batch) + 1))
-    mask = Array(np.broadcast_to(eye, (*batch, n, n)).copy())
-    ones = Array(np.ones((*batch, n, n), dtype))
-    picked = ew.select(mask, ones, rows)
-    others = reduce_prod_p.bind(picked, axes=(len(batch) + 1,))
-    inverse = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inverse[p] = i
-    return transpose(reshape(others, [shape[p] for p in perm]), inverse)
+    is_zero = ew.eq(x, 0)
+    zeros = full(shape, 0, dtype)
+    safe_x = ew.select(is_zero, full(shape, 1, dtype), x)
+    nonzero_prod = _expand_reduced(reduce_prod_p.bind(safe_x, axes=axes), shape, axes)
+    count = reduce_sum_p.bind(ew.convert_element_type(is_zero, np.int32), axes=axes)
+    n_zeros = _expand_reduced(count, shape, axes)
+    no_zero = ew.div(nonzero_prod, safe_x)
+    one_zero = ew.select(is_zero, nonzero_prod, zeros)
+    more = ew.select(ew.eq(n_zeros, 1), one_zero, zeros)
+    return ew.select(ew.eq(n_zeros, 0), no_zero, more)
 
 
 def _minmax_jvp(prim):

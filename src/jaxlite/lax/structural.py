@@ -1,11 +1,16 @@
 """Structural primitives: they move elements around without computing new values.
 
-broadcast_in_dim, reshape, squeeze, expand_dims, transpose, concatenate, iota, rev, pad,
-slice. Shapes and axes are static parameters, checked at abstract evaluation with errors
-that name the primitive, the argument and the shapes.
+broadcast_in_dim, reshape, squeeze, transpose, concatenate, stack, split, tile, pad,
+rev, iota and copy (`slice` and the dynamic slices live in `lax/indexing.py`). Shapes
+and axes are static parameters. Each primitive's abstract evaluation checks them and
+raises JAX's error, naming the primitive, the argument and the shapes; the public
+functions run the same check on concrete operands, so eager calls fail exactly as
+traced ones do.
 """
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
@@ -13,21 +18,50 @@ from jaxlite import dtypes
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
+    Array,
     Primitive,
     ShapedArray,
+    Tracer,
     abstract_eval_rules,
-    concrete_or_error,
+    get_aval,
     impl_rules,
     no_effects,
     weak_type_rules,
 )
+from jaxlite.lax.rules import check_same_dtypes
+from jaxlite.util import canonicalize_axis
+
+__all__ = [
+    "broadcast",
+    "broadcast_in_dim",
+    "broadcast_to_rank",
+    "broadcasted_iota",
+    "collapse",
+    "concatenate",
+    "expand_dims",
+    "iota",
+    "pad",
+    "reshape",
+    "rev",
+    "split",
+    "squeeze",
+    "stack",
+    "tile",
+    "transpose",
+]
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+# --------------------------------------------------------------------------------------
+# Static arguments and operands
 
 
 def canonicalize_shape(shape, context=""):
-    """A tuple of Python ints, or JAX's TypeError explaining that shapes must be static.
+    """A tuple of Python ints, or JAX's TypeError explaining that shapes are static.
 
-    Every dimension must be an integer known at trace time: a Python int, a NumPy integer,
-    an integer Array or a tracer with a concrete value (e.g. a JVP primal).
+    Every dimension must be an integer known at trace time: a Python int, a NumPy
+    integer, an integer Array or a tracer with a concrete value (e.g. a JVP primal).
     """
     try:
         dims = tuple(shape)
@@ -36,20 +70,21 @@ def canonicalize_shape(shape, context=""):
     out = []
     for d in dims:
         if isinstance(d, Tracer) and d.to_concrete_value() is None:
-            raise TypeError(_shape_error(dims) + _tracing_context(d))
+            raise TypeError(_shape_error(dims, context) + _tracing_context(d))
         try:
             out.append(operator.index(d))
         except TypeError:
-            raise TypeError(_shape_error(dims)) from None
+            raise TypeError(_shape_error(dims, context)) from None
     return tuple(out)
 
 
-def _shape_error(dims):
-    return (
+def _shape_error(dims, context):
+    msg = (
         f"Shapes must be 1D sequences of concrete values of integer type, got {dims}.\n"
         "If using `jit`, try using `static_argnums` or applying `jit` to smaller "
         "subfunctions.\n"
     )
+    return msg + (context + "\n" if context else "")
 
 
 def _tracing_context(tracer):
@@ -58,27 +93,34 @@ def _tracing_context(tracer):
 
 
 def operand(x):
-    """`x` as a lax operand: Python scalars and NumPy values become Arrays with a
-    canonical dtype (so that 64-bit NumPy inputs do not leak into eager results)."""
-    t = type(x)
-    if t is Array or isinstance(x, Tracer):
+    """`x` as a lax operand: Python scalars and NumPy values become Arrays of a
+    canonical dtype (weak for Python scalars), so 64-bit NumPy inputs never leak into
+    results."""
+    if type(x) is Array or isinstance(x, Tracer):
         return x
-    if t in _PY_SCALARS:
-        return Array(dtypes.coerce_to_array(x), t is not bool)
+    if type(x) in _PY_SCALARS:
+        return Array(dtypes.coerce_to_array(x), type(x) is not bool)
     if hasattr(x, "__jax_array__"):
         return operand(x.__jax_array__())
     return Array(dtypes.coerce_to_array(x))
 
 
-_PY_SCALARS = (bool, int, float, complex)
+def _is_concrete(*xs):
+    return not any(isinstance(x, Tracer) for x in xs)
 
 
-def _check_nonnegative(name, what, shape):
-    if any(d < 0 for d in shape):
-        raise TypeError(f"{name} {what} must have every element be nonnegative, got {shape}.")
+def _check_eagerly(prim, *args, **params):
+    """Run `prim`'s abstract evaluation on concrete operands (tracers are checked when
+    their equation is recorded), so that eager misuse raises JAX's error too."""
+    if _is_concrete(*args):
+        abstract_eval_rules[prim](*(get_aval(a) for a in args), **params)
 
 
-# ----------------------------------------------------------------------------------------
+def _axes_tuple(axes):
+    return tuple(operator.index(a) for a in axes)
+
+
+# --------------------------------------------------------------------------------------
 # broadcast_in_dim
 
 
@@ -91,6 +133,10 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding):
 
 
 def _broadcast_in_dim_abstract(x, *, shape, broadcast_dimensions, sharding):
+    if any(d < 0 for d in shape):
+        raise TypeError(
+            f"broadcast_in_dim shape must have every element be nonnegative, got {shape}."
+        )
     if len(broadcast_dimensions) != x.ndim:
         raise TypeError(
             "broadcast_in_dim broadcast_dimensions must have length equal to operand "
@@ -118,33 +164,36 @@ impl_rules[broadcast_in_dim_p] = _broadcast_in_dim_impl
 abstract_eval_rules[broadcast_in_dim_p] = _broadcast_in_dim_abstract
 
 
-def broadcast_in_dim(operand, shape, broadcast_dimensions):
+def broadcast_in_dim(operand_, shape, broadcast_dimensions):
+    """Broadcast `operand_` to `shape`; its axis i becomes `broadcast_dimensions[i]`."""
+    x = operand(operand_)
     shape = canonicalize_shape(shape)
-    dims = tuple(int(d) for d in broadcast_dimensions)
-    if np.shape(operand) == shape and dims == tuple(range(len(shape))):
-        return operand
-    return broadcast_in_dim_p.bind(
-        operand, broadcast_dimensions=dims, shape=shape, sharding=None
-    )
+    dims = _axes_tuple(broadcast_dimensions)
+    if np.shape(x) == shape and dims == tuple(range(len(shape))):
+        return x
+    params = dict(broadcast_dimensions=dims, shape=shape, sharding=None)
+    _check_eagerly(broadcast_in_dim_p, x, **params)
+    return broadcast_in_dim_p.bind(x, **params)
 
 
-def broadcast(operand, sizes):
+def broadcast(operand_, sizes):
     """Add leading dimensions of the given sizes."""
     sizes = canonicalize_shape(sizes)
-    nd = np.ndim(operand)
-    shape = sizes + tuple(np.shape(operand))
-    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(sizes) + nd)))
+    nd = np.ndim(operand_)
+    shape = sizes + tuple(np.shape(operand_))
+    return broadcast_in_dim(operand_, shape, tuple(range(len(sizes), len(sizes) + nd)))
 
 
 def broadcast_to_rank(x, rank):
+    """Give `x` leading size-1 axes up to `rank` dimensions."""
     nd = np.ndim(x)
     if nd >= rank:
-        return x
+        return operand(x)
     shape = (1,) * (rank - nd) + tuple(np.shape(x))
     return broadcast_in_dim(x, shape, tuple(range(rank - nd, rank)))
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # reshape
 
 
@@ -156,10 +205,17 @@ def _reshape_impl(x, *, new_sizes, dimensions, sharding):
 
 
 def _reshape_abstract(x, *, new_sizes, dimensions, sharding):
+    if any(d < 0 for d in new_sizes):
+        raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}.")
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
         raise TypeError(
             f"reshape total size must be unchanged, got new_sizes {new_sizes} for shape "
             f"{x.shape}."
+        )
+    if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
+        raise TypeError(
+            "reshape dimensions must be a permutation of operand dimensions, got "
+            f"dimensions {dimensions} for shape {x.shape}."
         )
     return [ShapedArray(new_sizes, x.dtype, x.weak_type)], no_effects
 
@@ -169,17 +225,32 @@ impl_rules[reshape_p] = _reshape_impl
 abstract_eval_rules[reshape_p] = _reshape_abstract
 
 
-def reshape(operand, new_sizes, dimensions=None):
+def reshape(operand_, new_sizes, dimensions=None):
+    """Reshape (in row-major order), after transposing by `dimensions` if given."""
+    x = operand(operand_)
     new_sizes = canonicalize_shape(new_sizes)
-    dims = None if dimensions is None else tuple(int(d) for d in dimensions)
-    if dims == tuple(range(np.ndim(operand))):
+    dims = None if dimensions is None else _axes_tuple(dimensions)
+    if dims == tuple(range(np.ndim(x))):
         dims = None
-    if np.shape(operand) == new_sizes and dims is None:
-        return operand
-    return reshape_p.bind(operand, dimensions=dims, new_sizes=new_sizes, sharding=None)
+    if np.shape(x) == new_sizes and dims is None:
+        return x
+    params = dict(dimensions=dims, new_sizes=new_sizes, sharding=None)
+    _check_eagerly(reshape_p, x, **params)
+    return reshape_p.bind(x, **params)
 
 
-# ----------------------------------------------------------------------------------------
+def collapse(operand_, start_dimension, stop_dimension=None):
+    """Merge the axes `start_dimension:stop_dimension` into one."""
+    x = operand(operand_)
+    shape = np.shape(x)
+    start = canonicalize_axis(start_dimension, len(shape))
+    stop = len(shape) if stop_dimension is None else stop_dimension
+    stop = canonicalize_axis(stop, len(shape) + 1) if stop >= 0 else stop + len(shape)
+    size = int(np.prod(shape[start:stop], dtype=np.int64))
+    return reshape(x, (*shape[:start], size, *shape[stop:]))
+
+
+# --------------------------------------------------------------------------------------
 # squeeze and expand_dims
 
 
@@ -197,29 +268,38 @@ def _squeeze_abstract(x, *, dimensions):
 squeeze_p = Primitive("squeeze")
 impl_rules[squeeze_p] = lambda x, *, dimensions: [np.squeeze(x, dimensions)]
 abstract_eval_rules[squeeze_p] = _squeeze_abstract
-lowering_rules[squeeze_p] = lambda ctx, x, *, dimensions: f"np.squeeze({x}, {dimensions})"
+lowering_rules[squeeze_p] = inline("np.squeeze({0}, {dimensions})")
 
 
 def squeeze(array, dimensions):
-    ndim = np.ndim(array)
-    dims = tuple(sorted(int(d) % ndim for d in dimensions)) if ndim else ()
+    """Remove the size-1 axes `dimensions` (negative axes count from the end)."""
+    x = operand(array)
+    ndim = np.ndim(x)
+    dims = tuple(canonicalize_axis(d, ndim) for d in dimensions)
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"dimensions are not unique: {tuple(dimensions)}")
+    dims = tuple(sorted(dims))
     if not dims:
-        return array
-    return squeeze_p.bind(array, dimensions=dims)
+        return x
+    _check_eagerly(squeeze_p, x, dimensions=dims)
+    return squeeze_p.bind(x, dimensions=dims)
 
 
 def expand_dims(array, dimensions):
     """Insert size-1 axes at `dimensions` (positions in the result)."""
-    shape = list(np.shape(array))
+    x = operand(array)
+    shape = list(np.shape(x))
     ndim_out = len(shape) + len(dimensions)
-    dims = sorted(int(d) % ndim_out for d in dimensions)
-    for d in dims:
+    dims = [canonicalize_axis(d, ndim_out) for d in dimensions]
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"repeated axis in lax.expand_dims: {tuple(dimensions)}")
+    for d in sorted(dims):
         shape.insert(d, 1)
     kept = [i for i in range(ndim_out) if i not in dims]
-    return broadcast_in_dim(array, shape, kept)
+    return broadcast_in_dim(x, shape, kept)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # transpose
 
 
@@ -236,43 +316,48 @@ def _transpose_abstract(x, *, permutation):
 transpose_p = Primitive("transpose")
 impl_rules[transpose_p] = lambda x, *, permutation: [np.transpose(x, permutation)]
 abstract_eval_rules[transpose_p] = _transpose_abstract
-lowering_rules[transpose_p] = lambda ctx, x, *, permutation: (
-    f"np.transpose({x}, {permutation})"
-)
+lowering_rules[transpose_p] = inline("np.transpose({0}, {permutation})")
 
 
-def transpose(operand, permutation):
-    perm = tuple(int(p) for p in permutation)
-    if perm == tuple(range(np.ndim(operand))):
-        return operand
-    return transpose_p.bind(operand, permutation=perm)
+def transpose(operand_, permutation):
+    """Permute the axes: output axis i is input axis `permutation[i]`."""
+    x = operand(operand_)
+    perm = _axes_tuple(permutation)
+    if perm == tuple(range(np.ndim(x))):
+        return x
+    _check_eagerly(transpose_p, x, permutation=perm)
+    return transpose_p.bind(x, permutation=perm)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # concatenate
 
 
 def _concatenate_abstract(*xs, dimension):
     if not xs:
-        raise TypeError("concatenate requires at least one operand")
+        raise ValueError("concatenate requires a non-empty sequences of arrays")
+    check_same_dtypes("concatenate", xs)
     first = xs[0]
+    shapes = ", ".join(str(x.shape) for x in xs)
+    if any(x.ndim != first.ndim for x in xs):
+        raise TypeError(
+            f"Cannot concatenate arrays with different numbers of dimensions: got {shapes}."
+        )
     if not 0 <= dimension < first.ndim:
         raise TypeError(
             f"concatenate dimension out of bounds: dimension {dimension} for shapes "
-            + ", ".join(str(x.shape) for x in xs)
+            f"{shapes}."
         )
     for x in xs[1:]:
-        if x.dtype != first.dtype:
-            raise TypeError(
-                "concatenate requires operands to have the same dtype, got "
-                + ", ".join(x.dtype.name for x in xs)
-            )
-        if x.ndim != first.ndim or any(
-            a != b for i, (a, b) in enumerate(zip(x.shape, first.shape)) if i != dimension
+        if any(
+            a != b
+            for i, (a, b) in enumerate(zip(x.shape, first.shape))
+            if i != dimension
         ):
             raise TypeError(
-                "concatenate operands must have equal shapes except in dimension "
-                f"{dimension}, got shapes " + ", ".join(str(x.shape) for x in xs)
+                "Cannot concatenate arrays with shapes that differ in dimensions other "
+                f"than the one being concatenated: concatenating along dimension "
+                f"{dimension} for shapes {shapes}."
             )
     shape = list(first.shape)
     shape[dimension] = sum(x.shape[dimension] for x in xs)
@@ -280,22 +365,218 @@ def _concatenate_abstract(*xs, dimension):
     return [ShapedArray(shape, first.dtype, weak)], no_effects
 
 
+def _concatenate_lowering(ctx, *xs, dimension):
+    return f"np.concatenate(({', '.join(xs)},), {dimension})"
+
+
 concatenate_p = Primitive("concatenate")
 impl_rules[concatenate_p] = lambda *xs, dimension: [np.concatenate(xs, dimension)]
 abstract_eval_rules[concatenate_p] = _concatenate_abstract
-lowering_rules[concatenate_p] = lambda ctx, *xs, dimension: (
-    f"np.concatenate(({', '.join(xs)},), {dimension})"
-)
+lowering_rules[concatenate_p] = _concatenate_lowering
 
 
 def concatenate(operands, dimension):
-    operands = list(operands)
-    if len(operands) == 1:
-        return operands[0]
-    return concatenate_p.bind(*operands, dimension=int(dimension))
+    """Join arrays of one dtype along the existing axis `dimension`."""
+    xs = [operand(x) for x in operands]
+    if not xs:
+        raise ValueError("concatenate requires a non-empty sequences of arrays")
+    dimension = operator.index(dimension)
+    if len(xs) == 1:
+        _check_eagerly(concatenate_p, *xs, dimension=dimension)
+        return xs[0]
+    _check_eagerly(concatenate_p, *xs, dimension=dimension)
+    return concatenate_p.bind(*xs, dimension=dimension)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
+# stack: join arrays of one shape along a new axis
+
+
+def _stack_abstract(*xs, axis):
+    if not xs:
+        raise ValueError("Need at least one array to stack.")
+    check_same_dtypes("stack", xs)
+    first = xs[0]
+    if any(x.shape != first.shape for x in xs):
+        shapes = ", ".join(str(x.shape) for x in xs)
+        raise ValueError(f"All input arrays must have the same shape. Got {shapes}.")
+    if not 0 <= axis <= first.ndim:
+        raise ValueError(
+            f"axis {axis} is out of bounds for array of dimension {first.ndim + 1}"
+        )
+    shape = (*first.shape[:axis], len(xs), *first.shape[axis:])
+    return [ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))], no_effects
+
+
+def _stack_lowering(ctx, *xs, axis):
+    return f"np.stack(({', '.join(xs)},), {axis})"
+
+
+stack_p = Primitive("stack")
+impl_rules[stack_p] = lambda *xs, axis: [np.stack(xs, axis)]
+abstract_eval_rules[stack_p] = _stack_abstract
+lowering_rules[stack_p] = _stack_lowering
+
+
+def stack(operands, axis=0):
+    """Join arrays of one shape and dtype along a new axis `axis`."""
+    xs = [operand(x) for x in operands]
+    if not xs:
+        raise ValueError("Need at least one array to stack.")
+    axis = canonicalize_axis(axis, np.ndim(xs[0]) + 1)
+    _check_eagerly(stack_p, *xs, axis=axis)
+    return stack_p.bind(*xs, axis=axis)
+
+
+# --------------------------------------------------------------------------------------
+# split: consecutive pieces of given sizes along one axis
+
+
+def _split_abstract(x, *, axis, sizes):
+    if not 0 <= axis < x.ndim:
+        raise ValueError(
+            f"axis {axis} is out of bounds for array of dimension {x.ndim}"
+        )
+    if any(s < 0 for s in sizes):
+        raise ValueError(
+            f"Sizes passed to split must be nonnegative, got {list(sizes)}"
+        )
+    if sum(sizes) != x.shape[axis]:
+        raise ValueError(
+            f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the operand "
+            f"shape {list(x.shape)}"
+        )
+    outs = []
+    for s in sizes:
+        shape = (*x.shape[:axis], s, *x.shape[axis + 1 :])
+        outs.append(ShapedArray(shape, x.dtype, x.weak_type))
+    return outs, no_effects
+
+
+def _split_impl(x, *, axis, sizes):
+    return list(np.split(np.asarray(x), np.cumsum(sizes[:-1], dtype=np.int64), axis))
+
+
+split_p = Primitive("split", multiple_results=True)
+impl_rules[split_p] = _split_impl
+abstract_eval_rules[split_p] = _split_abstract
+
+
+def split(operand_, sizes, axis=0):
+    """Consecutive pieces of `operand_` along `axis` with the given sizes."""
+    x = operand(operand_)
+    sizes = tuple(operator.index(s) for s in sizes)
+    axis = canonicalize_axis(axis, np.ndim(x))
+    _check_eagerly(split_p, x, axis=axis, sizes=sizes)
+    return split_p.bind(x, axis=axis, sizes=sizes)
+
+
+# --------------------------------------------------------------------------------------
+# tile
+
+
+def _tile_abstract(x, *, reps):
+    if len(reps) != x.ndim:
+        raise TypeError(
+            "reps length must be equal to the ndim of x, got "
+            f"len(reps)={len(reps)} and x.ndim={x.ndim}."
+        )
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile reps must be nonnegative, got reps={reps}.")
+    shape = tuple(d * r for d, r in zip(x.shape, reps))
+    return [ShapedArray(shape, x.dtype, x.weak_type)], no_effects
+
+
+tile_p = Primitive("tile")
+impl_rules[tile_p] = lambda x, *, reps: [np.tile(x, reps)]
+abstract_eval_rules[tile_p] = _tile_abstract
+lowering_rules[tile_p] = inline("np.tile({0}, {reps})")
+
+
+def tile(operand_, reps):
+    """Repeat the whole array `reps[i]` times along each axis i (len(reps) == ndim)."""
+    x = operand(operand_)
+    reps = tuple(operator.index(r) for r in reps)
+    _check_eagerly(tile_p, x, reps=reps)
+    return tile_p.bind(x, reps=reps)
+
+
+# --------------------------------------------------------------------------------------
+# pad: low, high and interior padding per axis; negative low/high padding crops
+
+
+def _padded_size(n, lo, hi, interior):
+    return lo + hi + n + max(n - 1, 0) * interior
+
+
+def _pad_abstract(x, padding_value, *, padding_config):
+    if x.dtype != padding_value.dtype:
+        raise TypeError(
+            "pad operand and padding_value must be same dtype: got "
+            f"{x.dtype.name} and {padding_value.dtype.name}."
+        )
+    if padding_value.shape:
+        raise ValueError(
+            "padding_value must be a scalar; got "
+            f"np.shape(padding_value)={padding_value.shape}"
+        )
+    if len(padding_config) != x.ndim:
+        raise ValueError(
+            "length of padding_config must equal the number of axes of operand, got "
+            f"padding_config {padding_config} for operand shape {x.shape}"
+        )
+    if any(interior < 0 for _, _, interior in padding_config):
+        raise ValueError(
+            "interior padding in padding_config must be nonnegative, got "
+            f"padding_config {padding_config}"
+        )
+    shape = tuple(_padded_size(n, *cfg) for n, cfg in zip(x.shape, padding_config))
+    if any(d < 0 for d in shape):
+        raise ValueError(
+            f"Dimension size after padding is not at least 0, got result shape {shape}, "
+            f"for padding_config {padding_config} and operand shape {x.shape}"
+        )
+    weak = x.weak_type and padding_value.weak_type
+    return [ShapedArray(shape, x.dtype, weak)], no_effects
+
+
+def _pad_impl(x, padding_value, *, padding_config):
+    x = np.asarray(x)
+    full_shape, interior_slices, crop = [], [], []
+    for n, (lo, hi, interior) in zip(x.shape, padding_config):
+        lo_pos, hi_pos = max(lo, 0), max(hi, 0)
+        size = _padded_size(n, lo_pos, hi_pos, interior)
+        full_shape.append(size)
+        interior_slices.append(slice(lo_pos, size - hi_pos, interior + 1))
+        crop.append(slice(lo_pos - lo, size - (hi_pos - hi)))
+    out = np.full(full_shape, padding_value, dtype=x.dtype)
+    out[tuple(interior_slices)] = x
+    return [out[tuple(crop)]]
+
+
+pad_p = Primitive("pad")
+impl_rules[pad_p] = _pad_impl
+abstract_eval_rules[pad_p] = _pad_abstract
+
+
+def pad(operand_, padding_value, padding_config):
+    """Pad with a scalar: `padding_config[i] = (low, high, interior)` for axis i.
+
+    Interior padding goes between elements; negative low or high padding removes
+    elements from that end.
+    """
+    x, value = operand(operand_), operand(padding_value)
+    config = tuple(tuple(operator.index(p) for p in cfg) for cfg in padding_config)
+    if any(len(cfg) != 3 for cfg in config):
+        raise ValueError(
+            "padding_config must be a sequence of (low, high, interior) triples, got "
+            f"{padding_config}"
+        )
+    _check_eagerly(pad_p, x, value, padding_config=config)
+    return pad_p.bind(x, value, padding_config=config)
+
+
+# --------------------------------------------------------------------------------------
 # iota
 
 
@@ -309,6 +590,10 @@ def _iota_impl(*, dtype, shape, dimension, sharding):
 def _iota_abstract(*, dtype, shape, dimension, sharding):
     if not 0 <= dimension < len(shape):
         raise ValueError(f"iota dimension {dimension} out of range for shape {shape}")
+    if any(d < 0 for d in shape):
+        raise TypeError(
+            f"iota shape must have every element be nonnegative, got {shape}."
+        )
     return [ShapedArray(shape, dtype)], no_effects
 
 
@@ -319,22 +604,36 @@ weak_type_rules[iota_p] = lambda in_weak, **_: False
 
 
 def iota(dtype, size):
+    """`[0, 1, ..., size - 1]` in `dtype`."""
     return broadcasted_iota(dtype, (size,), 0)
 
 
 def broadcasted_iota(dtype, shape, dimension):
+    """An array of `shape` whose entries are their index along `dimension`."""
     dtype = dtypes.canonicalize_dtype(dtype)
     shape = canonicalize_shape(shape)
-    return iota_p.bind(dimension=int(dimension), dtype=dtype, shape=shape, sharding=None)
+    dimension = canonicalize_axis(dimension, len(shape))
+    params = dict(dimension=dimension, dtype=dtype, shape=shape, sharding=None)
+    _iota_abstract(**params)
+    return iota_p.bind(**params)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # rev
 
 
 def _rev_abstract(x, *, dimensions):
-    if any(not 0 <= d < x.ndim for d in dimensions):
-        raise TypeError(f"rev dimensions {dimensions} out of range for shape {x.shape}")
+    if any(d < 0 for d in dimensions):
+        raise TypeError(
+            f"rev dimensions must have every element be nonnegative, got {dimensions}."
+        )
+    if any(d >= x.ndim for d in dimensions):
+        raise TypeError(
+            f"rev dimensions must all be less than operand ndim, got dimensions "
+            f"{dimensions} for operand ndim {x.ndim}."
+        )
+    if len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
     return [x], no_effects
 
 
@@ -344,8 +643,24 @@ abstract_eval_rules[rev_p] = _rev_abstract
 lowering_rules[rev_p] = inline("np.flip({0}, {dimensions})")
 
 
-def rev(operand, dimensions):
-    dims = tuple(int(d) for d in dimensions)
+def rev(operand_, dimensions):
+    """Reverse the order of elements along each axis in `dimensions`."""
+    x = operand(operand_)
+    dims = _axes_tuple(dimensions)
     if not dims:
-        return operand
-    return rev_p.bind(operand, dimensions=dims)
+        return x
+    _check_eagerly(rev_p, x, dimensions=dims)
+    return rev_p.bind(x, dimensions=dims)
+
+
+# --------------------------------------------------------------------------------------
+# copy: a fresh buffer with the same contents (what `jnp.array(x)` stages for a tracer)
+
+copy_p = Primitive("copy")
+impl_rules[copy_p] = lambda x: [np.array(x, copy=True)]
+abstract_eval_rules[copy_p] = lambda x: ([x], no_effects)
+lowering_rules[copy_p] = inline("{0}")
+
+
+def copy(operand_):
+    return copy_p.bind(operand(operand_))

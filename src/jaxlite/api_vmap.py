@@ -1,0 +1,136 @@
+"""`vmap`: vectorise a function over a batch axis, on pytrees, over `interpreters.batching`."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from jaxlite import tree_util
+from jaxlite.core import get_aval
+from jaxlite.interpreters import batching
+from jaxlite.interpreters.batching import not_mapped
+
+
+def _is_axis_leaf(x):
+    return x is None
+
+
+def broadcast_prefix(prefix, tree, what):
+    """One entry of `prefix` (a tree prefix of `tree`) per leaf of `tree`."""
+    axes, prefix_tree = tree_util.tree_flatten(prefix, is_leaf=_is_axis_leaf)
+    try:
+        subtrees = prefix_tree.flatten_up_to(tree)
+    except (ValueError, TypeError) as e:
+        raise ValueError(
+            f"vmap {what} specification must be a tree prefix of the corresponding value, "
+            f"got specification {prefix} for value tree {tree_util.tree_structure(tree)}."
+        ) from e
+    out = []
+    for axis, sub in zip(axes, subtrees):
+        out.extend([axis] * len(tree_util.tree_leaves(sub)))
+    return out
+
+
+def _check_axis(axis, ndim, what):
+    if axis is None:
+        return None
+    if not isinstance(axis, int):
+        raise TypeError(f"vmap {what} must be an int or None, got {axis!r}")
+    if not -ndim - 1 <= axis <= ndim:
+        raise ValueError(f"vmap {what} {axis} out of range for rank {ndim}")
+    return axis
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+    """Vectorise `fun` over axis `in_axes` of its arguments (JAX's semantics)."""
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if not (in_axes is None or isinstance(in_axes, (int, tuple, dict))):
+        raise TypeError(
+            "vmap in_axes must be an int, None, or (nested) container with those types as "
+            f"leaves, but got {in_axes}."
+        )
+
+    @functools.wraps(fun)
+    def vmapped(*args, **kwargs):
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                "vmap in_axes must be an int, None, or a tuple of entries corresponding to "
+                "the positional arguments passed to the function, but got "
+                f"len(in_axes)={len(in_axes)}, len(args)={len(args)}"
+            )
+        from jaxlite.numpy import asarray
+
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        axes_prefix = (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), 0)
+        dims = broadcast_prefix(axes_prefix, (args, kwargs), "in_axes")
+        vals, in_dims, sizes = [], [], []
+        for i, (x, d) in enumerate(zip(leaves, dims)):
+            if d is None:
+                vals.append(x)
+                in_dims.append(not_mapped)
+                continue
+            x = asarray(x) if not hasattr(x, "aval") else x
+            shape = get_aval(x).shape
+            if not -len(shape) <= d < len(shape):
+                raise ValueError(
+                    f"vmap was requested to map its argument along axis {d}, which implies "
+                    f"that its rank should be at least {d + 1 if d >= 0 else -d}, but is "
+                    f"only {len(shape)} (its shape is {shape})"
+                )
+            d = d % len(shape)
+            vals.append(x)
+            in_dims.append(d)
+            sizes.append((shape[d], i, d, get_aval(x)))
+        size = axis_size
+        distinct = {s for s, *_ in sizes}
+        if size is None:
+            if not sizes:
+                raise ValueError(
+                    "vmap must have at least one non-None value in in_axes, or be given "
+                    "axis_size"
+                )
+            if len(distinct) > 1:
+                lines = "\n".join(
+                    f"  * one axis had size {s}: axis {d} of argument {i} of type "
+                    f"{aval.str_short(short_dtypes=False)}"
+                    for s, i, d, aval in sizes
+                )
+                raise ValueError(
+                    f"vmap got inconsistent sizes for array axes to be mapped:\n{lines}"
+                )
+            size = sizes[0][0]
+        elif distinct and distinct != {size}:
+            raise ValueError(
+                f"vmap got axis_size={size} but the mapped axes have sizes {sorted(distinct)}"
+            )
+        out_box = {}
+
+        def flat_fun(*flat):
+            a, kw = tree_util.tree_unflatten(in_tree, flat)
+            out = fun(*a, **kw)
+            out_leaves, out_box["tree"] = tree_util.tree_flatten(out)
+            out_box["out"] = out
+            return out_leaves
+
+        outs, out_dims = batching.vmap_flat(flat_fun, size, vals, in_dims, axis_name)
+        out_tree = out_box["tree"]
+        out_spec = broadcast_prefix(out_axes, tree_util.tree_unflatten(out_tree, outs),
+                                    "out_axes")
+        results = []
+        for o, d, spec in zip(outs, out_dims, out_spec):
+            if spec is None:
+                if d is not not_mapped:
+                    raise ValueError(
+                        f"at vmap out_axes, got axis spec None but output was batched on "
+                        f"axis {d}"
+                    )
+                results.append(o)
+                continue
+            o = asarray(o) if not hasattr(o, "aval") else o
+            ndim = np.ndim(o) + (d is not_mapped)
+            results.append(batching.move_to(o, d, spec % ndim, size))
+        return tree_util.tree_unflatten(out_tree, results)
+
+    return vmapped

@@ -1,0 +1,242 @@
+"""Vectorisation: `vmap` by batching rules.
+
+A `BatchTracer` carries a value with one extra axis, `bdim` (or `not_mapped` when the
+value is the same for every batch element). `BatchTrace.process_primitive` calls the
+primitive's batching rule under the parent trace; the rule returns the outputs and their
+batch dimensions. Recurring shapes of rules have helpers: `defvectorized` (elementwise
+unary, bdim passes through) and `defbroadcasting` (n-ary elementwise: batch axes go to the
+front, unbatched operands get a size-1 axis).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite.core import (
+    ClosedJaxpr,
+    ShapedArray,
+    Trace,
+    Tracer,
+    current_trace,
+    eval_jaxpr,
+    get_aval,
+    set_current_trace,
+)
+from jaxlite.interpreters.partial_eval import trace_to_jaxpr
+from jaxlite.util import safe_map, safe_zip
+
+map, zip = safe_map, safe_zip
+
+not_mapped = None
+batch_rules: dict = {}
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("val", "bdim")
+
+    def __init__(self, trace, val, bdim):
+        self._trace = trace
+        self.val = val
+        self.bdim = bdim
+
+    @property
+    def aval(self):
+        aval = get_aval(self.val)
+        if self.bdim is not_mapped:
+            return aval
+        shape = aval.shape[: self.bdim] + aval.shape[self.bdim + 1 :]
+        return ShapedArray(shape, aval.dtype, aval.weak_type)
+
+
+class BatchTrace(Trace):
+    def __init__(self, parent, axis_size, axis_name=None):
+        self.parent = parent
+        self.axis_size = axis_size
+        self.axis_name = axis_name
+
+    def __repr__(self):
+        return "BatchTrace"
+
+    def to_batch_info(self, x):
+        if isinstance(x, BatchTracer) and x._trace is self:
+            return x.val, x.bdim
+        return x, not_mapped
+
+    def process_primitive(self, prim, args, params):
+        vals, dims = [], []
+        for x in args:
+            v, d = self.to_batch_info(x)
+            vals.append(v)
+            dims.append(d)
+        with set_current_trace(self.parent):
+            if all(d is not_mapped for d in dims):
+                outs = prim.bind(*vals, **params)
+                return outs if prim.multiple_results else [outs]
+            rule = batch_rules.get(prim)
+            if rule is None:
+                raise NotImplementedError(
+                    f"Batching rule for '{prim}' not implemented: vmap cannot vectorise "
+                    f"'{prim}'. Use jax.lax.map to loop over the batch instead."
+                )
+            outs, out_dims = rule(self.axis_size, vals, dims, **params)
+        return [
+            v if d is not_mapped else BatchTracer(self, v, d) for v, d in zip(outs, out_dims)
+        ]
+
+
+# ----------------------------------------------------------------------------------------
+# Moving batch axes
+
+
+def moveaxis(x, src, dst):
+    from jaxlite import lax
+
+    ndim = np.ndim(x)
+    dst = dst % ndim
+    if src == dst:
+        return x
+    perm = [i for i in range(ndim) if i != src]
+    perm.insert(dst, src)
+    return lax.transpose(x, perm)
+
+
+def bdim_at_front(x, bdim, size):
+    """`x` with its batch axis first; an unbatched `x` is broadcast to `size`."""
+    from jaxlite import lax
+
+    if bdim is not_mapped:
+        shape = np.shape(x)
+        return lax.broadcast_in_dim(x, (size, *shape), tuple(range(1, len(shape) + 1)))
+    return moveaxis(x, bdim, 0)
+
+
+def move_to(x, bdim, dst, size):
+    """`x` with its batch axis at `dst` (broadcast there when unbatched)."""
+    if dst is not_mapped:
+        return x
+    return moveaxis(bdim_at_front(x, bdim, size), 0, dst)
+
+
+# ----------------------------------------------------------------------------------------
+# Rule helpers
+
+
+def defvectorized(prim):
+    """Elementwise unary (with static params): apply to the batched value as is."""
+
+    def rule(axis_size, vals, dims, **params):
+        out = prim.bind(*vals, **params)
+        outs = out if prim.multiple_results else [out]
+        return outs, [dims[0]] * len(outs)
+
+    batch_rules[prim] = rule
+
+
+def broadcast_batched_operands(vals, dims):
+    """Batch axes to the front; give every operand the full rank lax needs."""
+    from jaxlite import lax
+
+    ranks = [np.ndim(v) - (d is not not_mapped) for v, d in zip(vals, dims)]
+    rank = max(ranks)
+    out = []
+    for v, d, r in zip(vals, dims, ranks):
+        if d is not_mapped:
+            if r == 0:
+                out.append(v)
+            else:
+                out.append(lax.broadcast_in_dim(v, (1, *np.shape(v)), tuple(range(1, r + 1))))
+            continue
+        v = moveaxis(v, d, 0)
+        if r < rank:
+            shape = np.shape(v)
+            v = lax.broadcast_in_dim(v, (shape[0],) + (1,) * (rank - r) + shape[1:],
+                                     (0, *range(rank - r + 1, rank + 1)))
+        out.append(v)
+    return out
+
+
+def defbroadcasting(prim):
+    """Elementwise n-ary: operands broadcast against each other as lax allows."""
+
+    def rule(axis_size, vals, dims, **params):
+        first = next(d for d in dims if d is not not_mapped)
+        same = all(d == first for d in dims) and len({np.ndim(v) for v in vals}) == 1
+        if same:
+            out = prim.bind(*vals, **params)
+            return [out], [first]
+        out = prim.bind(*broadcast_batched_operands(vals, dims), **params)
+        return [out], [0]
+
+    batch_rules[prim] = rule
+
+
+# ----------------------------------------------------------------------------------------
+# Batching whole jaxprs (for jit, control flow, callbacks)
+
+
+def batch_jaxpr(closed: ClosedJaxpr, axis_size, in_dims, out_dims_wanted=None):
+    """A jaxpr computing `closed` over a batch: inputs batched at `in_dims` (or
+    not_mapped), outputs batched at axis 0 or not_mapped. Returns (jaxpr, out_dims).
+
+    `out_dims_wanted` forces outputs to be batched (0) where it says True.
+    """
+    in_avals = []
+    for aval, d in zip(closed.in_avals, in_dims):
+        if d is not_mapped:
+            in_avals.append(aval)
+        else:
+            shape = list(aval.shape)
+            shape.insert(d, axis_size)
+            in_avals.append(ShapedArray(shape, aval.dtype, aval.weak_type))
+    out_dims_box = []
+
+    def fun(*args):
+        trace = BatchTrace(current_trace(), axis_size)
+        tracers = [
+            a if d is not_mapped else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)
+        ]
+        with set_current_trace(trace):
+            outs = eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
+        vals, dims = [], []
+        for i, o in enumerate(outs):
+            v, d = trace.to_batch_info(o)
+            force = out_dims_wanted is not None and out_dims_wanted[i]
+            if d is not_mapped and not force:
+                vals.append(v)
+                dims.append(not_mapped)
+            else:
+                vals.append(bdim_at_front(v, d, axis_size))
+                dims.append(0)
+        out_dims_box.append(dims)
+        return vals
+
+    batched = trace_to_jaxpr(fun, in_avals)
+    return batched, out_dims_box[0]
+
+
+def batch_jaxpr_rule(prim):
+    """Batching rule for call-like primitives with a `jaxpr` param (e.g. `jit`)."""
+
+    def rule(axis_size, vals, dims, *, jaxpr, **params):
+        batched, out_dims = batch_jaxpr(jaxpr, axis_size, dims)
+        outs = prim.bind(*vals, **params, jaxpr=batched)
+        return outs, out_dims
+
+    return rule
+
+
+def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=None):
+    """Run `fun(*vals) -> list` batched; returns (values, their batch dims)."""
+    trace = BatchTrace(current_trace(), axis_size, axis_name)
+    tracers = [
+        v if d is not_mapped else BatchTracer(trace, v, d) for v, d in zip(in_vals, in_dims)
+    ]
+    with set_current_trace(trace):
+        outs = fun(*tracers)
+    trace.is_live = False
+    vals, dims = [], []
+    for o in outs:
+        v, d = trace.to_batch_info(o)
+        vals.append(v)
+        dims.append(d)
+    return vals, dims
