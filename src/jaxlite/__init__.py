@@ -1,6 +1,6 @@
 """jaxlite: JAX's programming model on NumPy.
 
-Trace numerical Python functions to jaxprs and transform them (jit, ...), with host
+Trace numerical Python functions to jaxprs and transform them (jit, grad, vmap, ...), with host
 callbacks as nearly free operations. `import jaxlite as jax` runs JAX code unchanged.
 """
 
@@ -21,12 +21,41 @@ from jaxlite.api import (
     local_devices,
     make_jaxpr,
 )
-from jaxlite import dtypes, errors, lax, numpy, tree_util
+from jaxlite.api_autodiff import (
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    value_and_grad,
+    vjp,
+)
+from jaxlite.api_vmap import vmap
+from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp
+from jaxlite import dtypes, errors, lax, numpy, tree, tree_util
+
+jacobian = jacrev
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Array",
+    "custom_jvp",
+    "custom_vjp",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
+    "jvp",
+    "linear_transpose",
+    "linearize",
+    "value_and_grad",
+    "vjp",
+    "vmap",
+    "tree",
     "ShapeDtypeStruct",
     "block_until_ready",
     "config",

@@ -408,14 +408,13 @@ class Literal:
 
 
 def _literal_text(val):
+    """The value as JAX writes it: the shortest text that reads back in its dtype."""
     v = np.asarray(val)
     if v.dtype == np.bool_:
         return str(bool(v))
     if np.issubdtype(v.dtype, np.integer):
         return str(int(v))
-    if np.issubdtype(v.dtype, np.complexfloating):
-        return str(complex(v))
-    return repr(float(v))
+    return str(v[()])
 
 
 class JaxprEqn:
@@ -434,7 +433,7 @@ class JaxprEqn:
         return JaxprEqn(**fields)
 
     def __repr__(self):
-        return pp_eqn(self, _Namer(), 0)
+        return pp_eqn(self)
 
 
 class Jaxpr:
@@ -615,8 +614,94 @@ def dce_closed_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 # ----------------------------------------------------------------------------------------
 # Pretty printing in JAX's text format
+#
+# A small document printer in the style of Wadler and Lindig ("strictly pretty"): a
+# document is text, breaks, nesting and groups. A group prints flat (each break as its
+# flat text) when its own flat text fits in the rest of the line, else its breaks become
+# newlines at the current nesting. JAX prints jaxprs the same way, so lines break where
+# JAX breaks them: a whole jaxpr on one line when it fits in 80 columns, an equation's
+# `[params]` one per line when they do not fit, binders filling lines.
 
 _LINE_WIDTH = 80
+
+
+class _Brk:
+    """A line break, printed as `text` when its group is flat."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text=" "):
+        self.text = text
+
+
+class _Nest:
+    __slots__ = ("n", "child")
+
+    def __init__(self, n, child):
+        self.n = n
+        self.child = child
+
+
+class _Group:
+    __slots__ = ("child",)
+
+    def __init__(self, child):
+        self.child = child
+
+
+# A document is a str, a list (concatenation), or one of the three classes above.
+
+
+def _fits(doc, width):
+    """Whether `doc` printed flat takes at most `width` columns."""
+    agenda = [doc]
+    while agenda and width >= 0:
+        d = agenda.pop()
+        t = type(d)
+        if t is str:
+            width -= len(d)
+        elif t is list:
+            agenda.extend(reversed(d))
+        elif t is _Brk:
+            width -= len(d.text)
+        else:
+            agenda.append(d.child)
+    return width >= 0
+
+
+def _render(doc, width=_LINE_WIDTH):
+    out = []
+    col = 0
+    stack = [(0, False, doc)]  # (indent, flat, doc)
+    while stack:
+        indent, flat, d = stack.pop()
+        t = type(d)
+        if t is str:
+            out.append(d)
+            col += len(d)
+        elif t is list:
+            stack.extend((indent, flat, c) for c in reversed(d))
+        elif t is _Brk:
+            if flat:
+                out.append(d.text)
+                col += len(d.text)
+            else:
+                out.append("\n" + " " * indent)
+                col = indent
+        elif t is _Nest:
+            stack.append((indent + d.n, flat, d.child))
+        else:
+            stack.append((indent, flat or _fits(d.child, width - col), d.child))
+    return "".join(out)
+
+
+def _join(sep, docs):
+    out = []
+    for i, d in enumerate(docs):
+        if i:
+            out.append(sep)
+        out.append(d)
+    return out
 
 
 class _Namer:
@@ -624,13 +709,19 @@ class _Namer:
 
     def __init__(self):
         self.names = {}
+        self.count = 0
+
+    def fresh(self):
+        name = _var_name(self.count)
+        self.count += 1
+        return name
 
     def __call__(self, v):
         if type(v) is Literal:
             return repr(v)
         name = self.names.get(v)
         if name is None:
-            name = self.names[v] = _var_name(len(self.names))
+            name = self.names[v] = self.fresh()
         return name
 
     def binder(self, v):
@@ -646,77 +737,98 @@ def _var_name(i):
             return letters
 
 
-def pp_param(value, indent):
-    if isinstance(value, ClosedJaxpr):
-        value = value.jaxpr
-    if isinstance(value, Jaxpr):
-        return _pp_jaxpr(value, _Namer(), indent)
+# Primitives whose `jaxpr` parameter is a call of the equation's operands (jit): JAX
+# prints that jaxpr's inputs and outputs with the names of the equation's own operands
+# and results, so a nested jit reads like the code around it.
+pp_call_primitives: set = set()
+
+
+def _pp_vars(names, sep=""):
+    return _Nest(2, _Group(_join([sep, _Group(_Brk())], names)))
+
+
+def _pp_param(key, value, namer, eqn):
+    if isinstance(value, (Jaxpr, ClosedJaxpr)):
+        if eqn is not None and key == "jaxpr" and eqn.primitive in pp_call_primitives:
+            _share_call_names(value, eqn, namer)
+        return _pp_jaxpr_doc(value, namer)
+    if isinstance(value, tuple) and any(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value):
+        docs = [_pp_param(key, v, namer, None) for v in value]
+        return _Group([_Nest(2, ["(", _Brk(""), _join(_Brk(), docs)]), _Brk(""), ")"])
     if isinstance(value, np.dtype):
         return value.name
     if isinstance(value, type) and issubclass(value, np.generic):
         return np.dtype(value).name
-    if isinstance(value, tuple) and any(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value):
-        return "(" + " ".join(pp_param(v, indent) for v in value) + ")"
-    return str(value) if isinstance(value, str) else repr(value)
+    if isinstance(value, str):
+        return value
+    if callable(value) and hasattr(value, "__name__") and not isinstance(value, type):
+        return value.__name__
+    return repr(value)
 
 
-def pp_eqn(eqn, namer, indent, used=None):
-    args = " ".join(namer(x) for x in eqn.invars)
-    lhs = " ".join(
-        namer.binder(v) if used is None or v in used else f"_:{v.aval.str_short()}"
-        for v in eqn.outvars
-    )
-    name = eqn.primitive.name
-    if not eqn.params:
-        return f"{lhs} = {name} {args}".rstrip() if args else f"{lhs} = {name} "
-    items = list(eqn.params.items())
-    flat = " ".join(f"{k}={pp_param(v, indent + 2)}" for k, v in items)
-    one_line = f"{lhs} = {name}[{flat}] {args}"
-    if "\n" not in flat and indent + len(one_line) <= _LINE_WIDTH:
-        return one_line
-    pad = " " * (indent + 2)
-    lines = [f"{lhs} = {name}["]
-    lines += [f"{pad}{k}={pp_param(v, indent + 2)}" for k, v in items]
-    lines.append(" " * indent + f"] {args}")
-    return "\n".join(lines)
+def _share_call_names(closed, eqn, namer):
+    """Give a called jaxpr's inputs and outputs the names of the equation's operands
+    and results (unless a name would repeat among the inputs)."""
+    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
+    taken = set()
+    for inner, outer in zip(jaxpr.invars, eqn.invars):
+        name = namer.names.get(outer) if type(outer) is Var else None
+        if name is not None and name not in taken:
+            namer.names[inner] = name
+            taken.add(name)
+    own = set(jaxpr.invars) | set(jaxpr.constvars)
+    for inner, outer in zip(jaxpr.outvars, eqn.outvars):
+        if type(inner) is Var and inner not in own and inner not in namer.names:
+            namer.names[inner] = namer.names.get(outer, "_")
 
 
-def _pp_jaxpr(jaxpr, namer, indent):
-    consts = " ".join(namer.binder(v) for v in jaxpr.constvars)
-    invars = " ".join(namer.binder(v) for v in jaxpr.invars)
-    used = {x for e in jaxpr.eqns for x in e.invars if type(x) is Var}
-    used.update(x for x in jaxpr.outvars if type(x) is Var)
-    eqns = [pp_eqn(e, namer, indent + 4, used) for e in jaxpr.eqns]
-    outs = ", ".join(namer(v) for v in jaxpr.outvars)
-    outs = f"({outs},)" if len(jaxpr.outvars) == 1 else f"({outs})"
-    head = f"{{ lambda {consts}; {invars}. let"
-    one_line = f"{head} {'; '.join(eqns)} in {outs} }}"
-    if all("\n" not in e for e in eqns) and indent + len(one_line) <= _LINE_WIDTH:
-        return one_line
-    body_pad = " " * (indent + 4)
-    lines = _wrap_words(head, indent, body_pad)
-    lines += [body_pad + e for e in eqns]
-    lines.append(" " * (indent + 2) + f"in {outs} }}")
-    return "\n".join(lines)
+def _pp_eqn_doc(eqn, namer, used):
+    lhs = []
+    for v in eqn.outvars:
+        name = namer.names.get(v)
+        if name is None:
+            name = "_" if used is not None and v not in used else namer(v)
+        lhs.append(f"{name}:{v.aval.str_short()}")
+    doc = [_pp_vars(lhs), " = "] if lhs else []
+    doc.append(eqn.primitive.name)
+    if eqn.params:
+        kvs = [[f"{k}=", _pp_param(k, v, namer, eqn)] for k, v in eqn.params.items()]
+        doc.append(
+            _Group([_Nest(2, ["[", _Brk(""), _join(_Brk(), kvs)]), _Brk(""), "]"])
+        )
+    doc += [" ", _pp_vars([namer(x) for x in eqn.invars])]
+    return doc
 
 
-def _wrap_words(text, indent, pad):
-    """Break a long `{ lambda ...` header at spaces, continuing lines at `pad`."""
-    words = text.split(" ")
-    lines, cur = [], words[0]
-    for w in words[1:]:
-        width = indent if not lines else 0
-        if width + len(cur) + 1 + len(w) > _LINE_WIDTH:
-            lines.append(cur)
-            cur = pad + w
-        else:
-            cur += " " + w
-    lines.append(cur)
-    return lines
+def _used_vars(jaxpr):
+    used = {x for eqn in jaxpr.eqns for x in eqn.invars if type(x) is Var}
+    used.update(v for v in jaxpr.outvars if type(v) is Var)
+    return used
+
+
+def _pp_jaxpr_doc(jaxpr, namer):
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    used = _used_vars(jaxpr)
+    consts = _pp_vars([namer.binder(v) for v in jaxpr.constvars])
+    invars = _pp_vars([namer.binder(v) for v in jaxpr.invars])
+    eqns = [_pp_eqn_doc(e, namer, used) for e in jaxpr.eqns]
+    outs = [namer(v) for v in jaxpr.outvars]
+    close = ",)" if len(outs) == 1 else ")"
+    body = ["{ lambda ", consts, "; ", invars, ". let"]
+    body += [_Nest(2, [_Brk(), _join(_Brk("; "), eqns)]), _Brk(), "in ("]
+    body += [_pp_vars(outs, ","), close]
+    return _Group([_Nest(2, body), " }"])
+
+
+def pp_eqn(eqn):
+    """One equation in JAX's text format (variables named from `a` in this equation)."""
+    return _render(_pp_eqn_doc(eqn, _Namer(), None))
 
 
 def pretty_print(jaxpr):
-    return _pp_jaxpr(jaxpr, _Namer(), 0)
+    """A jaxpr in JAX's text format."""
+    return _render(_pp_jaxpr_doc(jaxpr, _Namer()))
 
 
 # ----------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from jaxlite.core import (
     eval_jaxpr,
     eval_trace,
     impl_rules,
+    pp_call_primitives,
 )
 from jaxlite.errors import UnexpectedTracerError
 from jaxlite.interpreters import ad, batching
@@ -58,6 +59,7 @@ jit_p = Primitive("jit", multiple_results=True)
 impl_rules[jit_p] = _jit_impl
 abstract_eval_rules[jit_p] = _jit_abstract
 lowering_rules[jit_p] = _jit_lowering
+pp_call_primitives.add(jit_p)
 ad.jvp_rules[jit_p] = ad.jvp_of_jaxpr_rule
 batching.batch_rules[jit_p] = batching.batch_jaxpr_rule(jit_p)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import keyword
 import warnings
 
 import numpy as np
@@ -76,9 +77,14 @@ def compile(closed: ClosedJaxpr, name="jaxpr_fun") -> Executable:
 def _compile(closed, name):
     jaxpr = closed.jaxpr
     ctx = LoweringContext()
-    namer = _Namer()
+    jaxpr_namer = _Namer()
     for v, c in zip(jaxpr.constvars, closed.consts):
-        namer.names[v] = ctx.add_global(np.asarray(c), "c")
+        jaxpr_namer.names[v] = ctx.add_global(np.asarray(c), "c")
+
+    def namer(v):
+        # The jaxpr's names, except Python keywords (`if`, `in`, `or`, ...): `if_`.
+        name = jaxpr_namer(v)
+        return f"{name}_" if keyword.iskeyword(name) else name
 
     def atom(x):
         if type(x) is Literal:

@@ -11,4 +11,8 @@ from jaxlite.lax.elementwise import (  # noqa: F401
 )
 from jaxlite.lax.reductions import *  # noqa: F403
 from jaxlite.lax.structural import *  # noqa: F403
+from jaxlite.lax.indexing import *  # noqa: F403
+from jaxlite.lax.linalg import *  # noqa: F403
+from jaxlite.lax.sorting import *  # noqa: F403
 from jaxlite.lax.constructors import full, full_like, zeros_like_array  # noqa: F401
+from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401

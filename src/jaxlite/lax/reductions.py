@@ -310,8 +310,14 @@ _PY_SCALARS = (bool, int, float, complex)
 
 
 def _operand(name, x):
-    if isinstance(x, (Array, Tracer, np.ndarray, np.generic)) or type(x) in _PY_SCALARS:
+    """`x` as an operand: Arrays and tracers as they are, Python scalars as weak Arrays
+    and NumPy values as Arrays of their canonical dtype; anything else is an error."""
+    if type(x) is Array or isinstance(x, Tracer):
         return x
+    if type(x) in _PY_SCALARS:
+        return Array(dtypes.coerce_to_array(x), type(x) is not bool)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return Array(dtypes.coerce_to_array(x))
     raise TypeError(
         f"Error interpreting argument to {name} as a JAX value. The problematic value is "
         f"of type {type(x)} and was passed to {name} at position 0."

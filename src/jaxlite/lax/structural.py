@@ -135,7 +135,8 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding):
 def _broadcast_in_dim_abstract(x, *, shape, broadcast_dimensions, sharding):
     if any(d < 0 for d in shape):
         raise TypeError(
-            f"broadcast_in_dim shape must have every element be nonnegative, got {shape}."
+            "broadcast_in_dim shape must have every element be nonnegative, got "
+            f"{shape}."
         )
     if len(broadcast_dimensions) != x.ndim:
         raise TypeError(
@@ -146,9 +147,10 @@ def _broadcast_in_dim_abstract(x, *, shape, broadcast_dimensions, sharding):
     for src, dst in enumerate(broadcast_dimensions):
         if not 0 <= dst < len(shape) or x.shape[src] not in (1, shape[dst]):
             raise TypeError(
-                "broadcast_in_dim operand dimension sizes must either be 1, or be equal "
-                f"to their corresponding dimensions in the target broadcast shape; got "
-                f"operand of shape {x.shape}, target broadcast shape {shape}, "
+                "broadcast_in_dim operand dimension sizes must either be 1, or be "
+                "equal to their corresponding dimensions in the target broadcast "
+                f"shape; got operand of shape {x.shape}, target broadcast shape "
+                f"{shape}, "
                 f"broadcast_dimensions {broadcast_dimensions}"
             )
     if list(broadcast_dimensions) != sorted(set(broadcast_dimensions)):
@@ -209,8 +211,8 @@ def _reshape_abstract(x, *, new_sizes, dimensions, sharding):
         raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}.")
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
         raise TypeError(
-            f"reshape total size must be unchanged, got new_sizes {new_sizes} for shape "
-            f"{x.shape}."
+            "reshape total size must be unchanged, got new_sizes "
+            f"{new_sizes} for shape {x.shape}."
         )
     if dimensions is not None and sorted(dimensions) != list(range(x.ndim)):
         raise TypeError(
@@ -341,7 +343,8 @@ def _concatenate_abstract(*xs, dimension):
     shapes = ", ".join(str(x.shape) for x in xs)
     if any(x.ndim != first.ndim for x in xs):
         raise TypeError(
-            f"Cannot concatenate arrays with different numbers of dimensions: got {shapes}."
+            "Cannot concatenate arrays with different numbers of dimensions: got "
+            f"{shapes}."
         )
     if not 0 <= dimension < first.ndim:
         raise TypeError(
@@ -443,8 +446,8 @@ def _split_abstract(x, *, axis, sizes):
         )
     if sum(sizes) != x.shape[axis]:
         raise ValueError(
-            f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the operand "
-            f"shape {list(x.shape)}"
+            f"Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the "
+            f"operand shape {list(x.shape)}"
         )
     outs = []
     for s in sizes:
@@ -533,8 +536,8 @@ def _pad_abstract(x, padding_value, *, padding_config):
     shape = tuple(_padded_size(n, *cfg) for n, cfg in zip(x.shape, padding_config))
     if any(d < 0 for d in shape):
         raise ValueError(
-            f"Dimension size after padding is not at least 0, got result shape {shape}, "
-            f"for padding_config {padding_config} and operand shape {x.shape}"
+            "Dimension size after padding is not at least 0, got result shape "
+            f"{shape}, for padding_config {padding_config} and operand shape {x.shape}"
         )
     weak = x.weak_type and padding_value.weak_type
     return [ShapedArray(shape, x.dtype, weak)], no_effects

@@ -1,95 +1,944 @@
-"""Reductions of jax.numpy: sum, prod, max, min, mean, var, std, any, all, argmax, ...
+"""Reductions of jax.numpy: sums and products, extrema, means and variances, logical
+reductions, their NaN-ignoring forms, and order statistics (median, quantiles).
 
-`_reduction` is the one recipe: check the input, canonicalise `axis`, promote the dtype as
-JAX does (bool and small integers sum in the default integer type), apply `where=` by
-substituting the reduction's identity, bind the lax reduction, and restore `keepdims`.
+`_reduction` is the one recipe behind the monoid reductions, as in JAX: check the input,
+canonicalise `axis`, pick the result dtype (bool and small integers sum in the default
+integer type, float16 sums run in float32), apply `where=` by substituting the
+reduction's identity, bind one lax reduction, then apply `initial` and `keepdims`. The
+result is never weakly typed, even for a Python scalar input.
+
+Order statistics sort along the reduced axis with `lax.sort` and pick elements by
+comparing an iota with the wanted positions (a one-hot selection), which works for
+positions that depend on traced values, as `nanquantile`'s do.
 """
 
 from __future__ import annotations
 
+import builtins
+import math
+import operator
+
 import numpy as np
 
 from jaxlite import dtypes, lax
-from jaxlite.numpy.ufuncs import check_arraylike
-from jaxlite.util import canonicalize_axis
+from jaxlite.core import Tracer
+from jaxlite.numpy.creation import asarray
+from jaxlite.numpy.ufuncs import (
+    check_arraylike,
+    multiply,
+    promote_dtypes_inexact,
+    promote_dtypes_numeric,
+    true_divide,
+)
 
 __all__ = [
     "sum",
     "prod",
+    "max",
+    "amax",
+    "min",
+    "amin",
+    "mean",
+    "var",
+    "std",
+    "any",
+    "all",
+    "count_nonzero",
+    "ptp",
+    "average",
+    "nansum",
+    "nanprod",
+    "nanmax",
+    "nanmin",
+    "nanmean",
+    "nanvar",
+    "nanstd",
+    "median",
+    "nanmedian",
+    "quantile",
+    "nanquantile",
+    "percentile",
+    "nanpercentile",
 ]
 
+_AxisError = np.exceptions.AxisError  # a ValueError and an IndexError
+
+# ----------------------------------------------------------------------------------------
+# Arguments
 
 
-def canonicalize_axes(axis, ndim, fun_name):
+def _arraylike(fun_name, *args):
+    check_arraylike(fun_name, *args)
+    return [asarray(a) for a in args]
+
+
+def _no_out(fun_name, out):
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{fun_name} is not supported.")
+
+
+def _static_axis(fun_name, axis):
+    if isinstance(axis, Tracer):
+        return _concrete(axis, f"axis argument to jnp.{fun_name}().")
+    if isinstance(axis, (tuple, list)):
+        return tuple(
+            _concrete(a, f"axis argument to jnp.{fun_name}().")
+            if isinstance(a, Tracer)
+            else a
+            for a in axis
+        )
+    return axis
+
+
+def _concrete(x, context):
+    from jaxlite.core import concrete_or_error
+
+    return concrete_or_error(operator.index, x, context)
+
+
+def _canonicalize_axis(axis, ndim):
+    try:
+        i = operator.index(axis)
+    except TypeError:
+        raise TypeError(
+            f"axis must be an integer or a tuple of integers, got {axis!r} of type "
+            f"{type(axis).__name__}."
+        ) from None
+    if not -ndim <= i < ndim:
+        raise _AxisError(f"axis {i} is out of bounds for array of dimension {ndim}")
+    return i % ndim
+
+
+def reduction_axes(fun_name, axis, ndim):
+    """`axis` (None, an int or a sequence of ints, possibly negative) as a tuple of
+    non-negative ints in the caller's order; JAX's errors for bad or repeated axes."""
+    axis = _static_axis(fun_name, axis)
     if axis is None:
         return tuple(range(ndim))
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    try:
-        out = tuple(sorted(canonicalize_axis(a, ndim) for a in axes))
-    except ValueError as e:
-        raise ValueError(f"{fun_name}: {e}") from None
+    axes = tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
+    out = tuple(_canonicalize_axis(a, ndim) for a in axes)
     if len(set(out)) != len(out):
-        raise ValueError(f"{fun_name}: repeated axis in {axis}")
+        raise ValueError(f"duplicate value in 'axis': {axis}")
     return out
 
 
-def _keepdims(x, axes, in_shape):
-    shape = [1 if i in axes else d for i, d in enumerate(in_shape)]
-    return lax.reshape(x, shape)
+def _check_where(fun_name, where):
+    if where is None:
+        return None
+    check_arraylike(fun_name, where)
+    where = asarray(where)
+    if where.dtype != np.bool_:
+        raise ValueError(
+            f"jnp.{fun_name}: where must be None or a boolean array; got "
+            f"where.dtype={np.dtype(where.dtype)!r}."
+        )
+    return where
 
 
-def _sum_dtype(dtype, promote_integers):
-    if not promote_integers:
-        return dtype
+def _broadcast_to(x, shape):
+    """Broadcast `x` to exactly `shape` (NumPy rules), or JAX's ValueError."""
+    x_shape = tuple(np.shape(x))
+    if x_shape == shape:
+        return x
+    try:
+        out = np.broadcast_shapes(x_shape, shape)
+    except ValueError:
+        out = None
+    if out != shape:
+        raise ValueError(
+            f"Incompatible shapes for broadcasting: shapes={[x_shape, shape]}"
+        )
+    nd = len(shape)
+    return lax.broadcast_in_dim(x, shape, tuple(range(nd - len(x_shape), nd)))
+
+
+# ----------------------------------------------------------------------------------------
+# Dtype rules
+
+
+def _is_inexact(dtype):
+    return dtypes.issubdtype(dtype, np.inexact)
+
+
+def _is_complex(dtype):
+    return dtypes.issubdtype(dtype, np.complexfloating)
+
+
+def _to_inexact(dtype):
+    return np.dtype(dtype) if _is_inexact(dtype) else dtypes.default_float_dtype()
+
+
+def _upcast_f16(dtype):
+    """Half-precision reductions accumulate in float32, as in JAX."""
+    if np.dtype(dtype) in (np.dtype(np.float16), np.dtype(dtypes.bfloat16)):
+        return np.dtype(np.float32)
+    return np.dtype(dtype)
+
+
+def _promote_integer_dtype(dtype):
+    """bool and integers narrower than the default integer sum in the default one."""
+    dtype = np.dtype(dtype)
     if dtype == np.bool_:
         return dtypes.default_int_dtype()
-    if np.issubdtype(dtype, np.unsignedinteger) and dtype.itemsize < 4:
-        return dtypes.default_uint_dtype()
-    if np.issubdtype(dtype, np.signedinteger) and dtype.itemsize < 4:
-        return dtypes.default_int_dtype()
+    if np.issubdtype(dtype, np.unsignedinteger):
+        default = dtypes.default_uint_dtype()
+        return default if dtype.itemsize < default.itemsize else dtype
+    if np.issubdtype(dtype, np.integer):
+        default = dtypes.default_int_dtype()
+        return default if dtype.itemsize < default.itemsize else dtype
     return dtype
 
 
+def _identity_value(dtype, value):
+    """`value` (0, 1, +-inf, True, False) as the identity of a reduction in `dtype`:
+    infinities become the extreme integers, and bool takes `value > 0`."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.bool_(value > 0)
+    if np.issubdtype(dtype, np.integer) and np.isinf(value):
+        info = np.iinfo(dtype)
+        return dtype.type(info.min if value < 0 else info.max)
+    return np.array(value, dtype)[()]
+
+
+def _user_dtype(dtype, fun_name):
+    return dtypes.check_user_dtype_supported(dtype, fun_name)
+
+
+# ----------------------------------------------------------------------------------------
+# The monoid reductions
+
+
 def _reduction(
-    a, fun_name, reduce_fn, identity, axis, dtype, keepdims, initial, where,
-    combine=None, promote=None,
+    a,
+    name,
+    reduce_fn,
+    op,
+    init_val,
+    *,
+    has_identity=True,
+    preproc=None,
+    bool_reduce_fn=None,
+    bool_op=None,
+    upcast_f16_for_computation=False,
+    axis=None,
+    dtype=None,
+    out=None,
+    keepdims=False,
+    initial=None,
+    where=None,
+    promote_integers=False,
 ):
-    from jaxlite.numpy.creation import asarray
-
-    check_arraylike(fun_name, a)
-    a = asarray(a)
-    in_dtype = np.dtype(a.dtype)
-    if dtype is not None:
-        out_dtype = dtypes.check_user_dtype_supported(dtype, fun_name)
+    _no_out(name, out)
+    (a,) = _arraylike(name, a)
+    where = _check_where(name, where)
+    if initial is None and not has_identity and where is not None:
+        raise ValueError(
+            f"reduction operation {name} does not have an identity, so to use a where "
+            "mask one has to specify 'initial'"
+        )
+    if preproc is not None:
+        a = preproc(a)
+    shape = tuple(np.shape(a))
+    axes = reduction_axes(name, axis, len(shape))
+    if initial is None and not has_identity and builtins.any(shape[d] == 0 for d in axes):
+        raise ValueError(
+            f"zero-size array to reduction operation {name} which has no identity"
+        )
+    if dtype is None:
+        result_dtype = np.dtype(a.dtype)
+        if promote_integers:
+            result_dtype = _promote_integer_dtype(result_dtype)
     else:
-        out_dtype = promote(in_dtype) if promote is not None else in_dtype
-    weak = a.weak_type and dtype is None
-    a = lax.convert_element_type(a, out_dtype, weak)
-    axes = canonicalize_axes(axis, np.ndim(a), fun_name)
+        result_dtype = _user_dtype(dtype, name)
+    computation_dtype = result_dtype
+    if upcast_f16_for_computation and _is_inexact(result_dtype):
+        computation_dtype = _upcast_f16(result_dtype)
+    a = lax.convert_element_type(a, computation_dtype)
+    if computation_dtype == np.bool_ and bool_reduce_fn is not None:
+        reduce_fn, op = bool_reduce_fn, bool_op
     if where is not None:
-        from jaxlite.numpy.shape import broadcast_to
-
-        where = broadcast_to(asarray(where), np.shape(a))
-        a = lax.select(where, a, lax.full_like(a, identity(out_dtype)))
-    out = reduce_fn(a, axes)
+        fill = lax.full(shape, _identity_value(computation_dtype, init_val))
+        a = lax.select(_broadcast_to(where, shape), a, fill)
+    result = reduce_fn(a, axes)
     if initial is not None:
-        out = combine(out, lax.convert_element_type(initial, out_dtype, weak))
+        initial = lax.convert_element_type(initial, computation_dtype)
+        if np.shape(initial) != ():
+            raise ValueError(
+                f"initial value must be a scalar. Got array of shape {np.shape(initial)}"
+            )
+        result = op(initial, result)
     if keepdims:
-        out = _keepdims(out, axes, np.shape(a))
+        result = lax.expand_dims(result, axes)
+    return lax.convert_element_type(result, result_dtype)
+
+
+def _cast_to_numeric(a):
+    return promote_dtypes_numeric(a)[0]
+
+
+def _cast_to_bool(a):
+    if _is_complex(a.dtype):
+        a = lax.real(a)
+    return lax.convert_element_type(a, np.bool_)
+
+
+def sum(  # noqa: A001
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    keepdims=False,
+    initial=None,
+    where=None,
+    promote_integers=True,
+):
+    """Sum of the elements over `axis`. bool and narrow integers sum in the default
+    integer type unless `promote_integers=False`; float16 accumulates in float32."""
+    return _reduction(
+        a, "sum", lax.reduce_sum, lax.add, 0, preproc=_cast_to_numeric,
+        bool_reduce_fn=lax.reduce_or, bool_op=lax.bitwise_or,
+        upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype, out=out,
+        keepdims=keepdims, initial=initial, where=where,
+        promote_integers=promote_integers,
+    )  # fmt: skip
+
+
+def prod(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    keepdims=False,
+    initial=None,
+    where=None,
+    promote_integers=True,
+):
+    """Product of the elements over `axis` (dtype rules as `sum`)."""
+    return _reduction(
+        a, "prod", lax.reduce_prod, lax.mul, 1, preproc=_cast_to_numeric,
+        bool_reduce_fn=lax.reduce_and, bool_op=lax.bitwise_and,
+        upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype, out=out,
+        keepdims=keepdims, initial=initial, where=where,
+        promote_integers=promote_integers,
+    )  # fmt: skip
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """Maximum over `axis`. An empty reduction, or `where=`, needs `initial`."""
+    return _reduction(
+        a, "max", lax.reduce_max, lax.max, -np.inf, has_identity=False, axis=axis,
+        out=out, keepdims=keepdims, initial=initial, where=where,
+    )  # fmt: skip
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """Minimum over `axis`. An empty reduction, or `where=`, needs `initial`."""
+    return _reduction(
+        a, "min", lax.reduce_min, lax.min, np.inf, has_identity=False, axis=axis,
+        out=out, keepdims=keepdims, initial=initial, where=where,
+    )  # fmt: skip
+
+
+amax = max
+amin = min
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    """Whether every element over `axis` is true (non-zero)."""
+    return _reduction(
+        a, "all", lax.reduce_and, lax.bitwise_and, True, preproc=_cast_to_bool,
+        axis=axis, out=out, keepdims=keepdims, where=where,
+    )  # fmt: skip
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    """Whether some element over `axis` is true (non-zero)."""
+    return _reduction(
+        a, "any", lax.reduce_or, lax.bitwise_or, False, preproc=_cast_to_bool,
+        axis=axis, out=out, keepdims=keepdims, where=where,
+    )  # fmt: skip
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    """Number of non-zero elements over `axis`, in the default integer type."""
+    (a,) = _arraylike("count_nonzero", a)
+    return sum(
+        lax.ne(a, lax.full((), 0, a.dtype)),
+        axis=axis,
+        dtype=dtypes.default_int_dtype(),
+        keepdims=keepdims,
+    )
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Peak to peak: `max - min` over `axis`."""
+    _no_out("ptp", out)
+    (a,) = _arraylike("ptp", a)
+    return lax.sub(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
+
+
+# ----------------------------------------------------------------------------------------
+# Means and variances
+
+
+def _count(a, axes, keepdims, where, dtype):
+    """How many elements each result of a reduction over `axes` combines."""
+    shape = tuple(np.shape(a))
+    if where is None:
+        n = math.prod(shape[d] for d in axes)
+        return lax.convert_element_type(n, dtype)
+    return sum(_broadcast_to(where, shape), axes, dtype=dtype, keepdims=keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """Arithmetic mean over `axis`. Integers and bool give the default float type;
+    float16 accumulates in float32."""
+    return _mean(a, axis, dtype, out, keepdims, where, dtype is None)
+
+
+def _mean(a, axis, dtype, out, keepdims, where, upcast_f16_for_computation):
+    _no_out("mean", out)
+    (a,) = _arraylike("mean", a)
+    where = _check_where("mean", where)
+    axes = reduction_axes("mean", axis, np.ndim(a))
+    if dtype is None:
+        result_dtype = _to_inexact(a.dtype)
+    else:
+        result_dtype = _user_dtype(dtype, "mean")
+    computation_dtype = result_dtype
+    if upcast_f16_for_computation and _is_inexact(result_dtype):
+        computation_dtype = _upcast_f16(result_dtype)
+    normalizer = _count(a, axes, keepdims, where, computation_dtype)
+    total = sum(a, axes, dtype=computation_dtype, keepdims=keepdims, where=where)
+    return lax.convert_element_type(lax.div(total, normalizer), result_dtype)
+
+
+def _var_dtypes(a_dtype, dtype):
+    """(computation dtype, result dtype) of var/std, as JAX chooses them."""
+    if dtype is not None:
+        if not _is_complex(dtype) and _is_complex(a_dtype):
+            raise ValueError(
+                "jax.numpy.var does not yet support real dtype parameters when computing "
+                "the variance of an array of complex values. The semantics of numpy.var "
+                "seem unclear in this case. Please comment on "
+                "https://github.com/jax-ml/jax/issues/2283 if this behavior is important "
+                "to you."
+            )
+        computation_dtype = dtype
+    elif not _is_inexact(a_dtype):
+        dtype = computation_dtype = _to_inexact(a_dtype)
+    else:
+        dtype = np.zeros((), a_dtype).real.dtype
+        computation_dtype = a_dtype
+    return _upcast_f16(computation_dtype), np.dtype(dtype)
+
+
+def _correction(ddof, correction):
+    if correction is None:
+        return ddof
+    if not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
+def _squared_magnitude(centered):
+    if _is_complex(centered.dtype):
+        return lax.real(lax.mul(centered, lax.conj(centered)))
+    return lax.square(centered)
+
+
+def var(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=None,
+    mean=None,  # noqa: A002 - JAX's keyword: a precomputed mean
+    correction=None,
+):
+    """Variance over `axis`: mean squared deviation, divided by `N - correction`
+    (`ddof` is the NumPy name of `correction`); NaN where that is not positive."""
+    correction = _correction(ddof, correction)
+    (a,) = _arraylike("var", a)
+    return _var("var", a, axis, dtype, out, correction, keepdims, where, mean)
+
+
+def _var(name, a, axis, dtype, out, correction, keepdims, where, a_mean):
+    _no_out(name, out)
+    where = _check_where(name, where)
+    axes = reduction_axes(name, axis, np.ndim(a))
+    if dtype is not None:
+        dtype = _user_dtype(dtype, name)
+    computation_dtype, dtype = _var_dtypes(a.dtype, dtype)
+    a = lax.convert_element_type(a, computation_dtype)
+    if a_mean is None:
+        a_mean = _mean(a, axes, computation_dtype, None, True, where, False)
+    else:
+        (a_mean,) = _arraylike(name, a_mean)
+        a_mean = lax.convert_element_type(a_mean, computation_dtype)
+    centered = _squared_magnitude(_sub_broadcast(a, a_mean))
+    real_dtype = np.dtype(centered.dtype)
+    normalizer = _count(a, axes, keepdims, where, real_dtype)
+    normalizer = lax.sub(normalizer, lax.convert_element_type(correction, real_dtype))
+    total = sum(centered, axes, dtype=real_dtype, keepdims=keepdims, where=where)
+    result = lax.convert_element_type(lax.div(total, normalizer), dtype)
+    positive = lax.gt(normalizer, lax.full((), 0, real_dtype))
+    return _where(positive, result, np.nan)
+
+
+def _sub_broadcast(x, y):
+    """`x - y` where y has x's rank and size-1 axes (a kept-dims reduction result)."""
+    return lax.sub(x, _broadcast_to(y, tuple(np.shape(x))))
+
+
+def _where(pred, on_true, on_false_scalar):
+    """`select(pred, on_true, on_false_scalar)`, broadcasting pred and the scalar."""
+    shape = tuple(np.shape(on_true))
+    fill = lax.full(shape, _identity_value(on_true.dtype, on_false_scalar))
+    if np.shape(pred) not in ((), shape):
+        pred = _broadcast_to(pred, shape)
+    return lax.select(pred, on_true, fill)
+
+
+def std(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=None,
+    mean=None,  # noqa: A002 - JAX's keyword: a precomputed mean
+    correction=None,
+):
+    """Standard deviation over `axis`: the square root of `var`."""
+    correction = _correction(ddof, correction)
+    (a,) = _arraylike("std", a)
+    if dtype is not None:
+        dtype = _user_dtype(dtype, "std")
+        if not _is_inexact(dtype):
+            raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
+    return lax.sqrt(_var("std", a, axis, dtype, out, correction, keepdims, where, mean))
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """Weighted mean over `axis`; with `returned=True` also the sum of the weights."""
+    if weights is None:
+        (a,) = _arraylike("average", a)
+        (a,) = promote_dtypes_inexact(a)
+        axes = reduction_axes("average", axis, np.ndim(a))
+        avg = mean(a, axis=axes, keepdims=keepdims)
+        n = math.prod(np.shape(a)[d] for d in axes)
+        weights_sum = lax.full((), n, avg.dtype)
+    else:
+        a, weights = _arraylike("average", a, weights)
+        a, weights = promote_dtypes_inexact(a, weights)
+        shape = tuple(np.shape(a))
+        axes = reduction_axes("average", axis, len(shape))
+        w_shape = tuple(np.shape(weights))
+        if w_shape != shape:
+            if axis is None:
+                raise ValueError(
+                    "Axis must be specified when shapes of a and weights differ."
+                )
+            if w_shape != tuple(shape[d] for d in axes):
+                raise ValueError(
+                    "Shape of weights must be consistent with shape of a along "
+                    "specified axis."
+                )
+            new_shape = tuple(d if i in axes else 1 for i, d in enumerate(shape))
+            order = tuple(int(i) for i in np.argsort(axes))
+            weights = lax.reshape(weights, new_shape, dimensions=order)
+        weights_sum = sum(weights, axis=axes, keepdims=keepdims)
+        avg = true_divide(
+            sum(multiply(a, weights), axis=axes, keepdims=keepdims), weights_sum
+        )
+    if returned:
+        if np.shape(weights_sum) != np.shape(avg):
+            weights_sum = _broadcast_to(weights_sum, tuple(np.shape(avg)))
+        return avg, weights_sum
+    return avg
+
+
+# ----------------------------------------------------------------------------------------
+# NaN-ignoring reductions
+
+
+def _isnan(x):
+    return lax.ne(x, x)
+
+
+def _nan_reduction(name, a, reduction, init_val, nan_if_all_nan, axis, keepdims, where,
+                   **kwargs):  # fmt: skip
+    (a,) = _arraylike(name, a)
+    where = _check_where(name, where)
+    if not _is_inexact(a.dtype):
+        return reduction(a, axis=axis, keepdims=keepdims, where=where, **kwargs)
+    nan = _isnan(a)
+    out = reduction(
+        _where(lax.bitwise_not(nan), a, init_val),
+        axis=axis,
+        keepdims=keepdims,
+        where=where,
+        **kwargs,
+    )
+    if nan_if_all_nan:
+        return _where(lax.bitwise_not(all(nan, axis=axis, keepdims=keepdims)), out, np.nan)
     return out
 
 
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,  # noqa: A001
-        promote_integers=True):
-    return _reduction(
-        a, "sum", lax.reduce_sum, lambda dt: 0, axis, dtype, keepdims, initial, where,
-        combine=lax.add, promote=lambda dt: _sum_dtype(dt, promote_integers),
-    )
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """`sum` treating NaNs as zero."""
+    if dtype is not None:
+        dtype = _user_dtype(dtype, "nanprod")
+    return _nan_reduction(
+        "nansum", a, sum, 0, False, axis, keepdims, where,
+        dtype=dtype, out=out, initial=initial,
+    )  # fmt: skip
 
 
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
-         promote_integers=True):
-    return _reduction(
-        a, "prod", lax.reduce_prod, lambda dt: 1, axis, dtype, keepdims, initial, where,
-        combine=lax.mul, promote=lambda dt: _sum_dtype(dt, promote_integers),
-    )
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """`prod` treating NaNs as one."""
+    if dtype is not None:
+        dtype = _user_dtype(dtype, "nanprod")
+    return _nan_reduction(
+        "nanprod", a, prod, 1, False, axis, keepdims, where,
+        dtype=dtype, out=out, initial=initial,
+    )  # fmt: skip
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """`max` ignoring NaNs (NaN where every element is NaN and there is no `initial`)."""
+    return _nan_reduction(
+        "nanmax", a, max, -np.inf, initial is None, axis, keepdims, where,
+        out=out, initial=initial,
+    )  # fmt: skip
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """`min` ignoring NaNs (NaN where every element is NaN and there is no `initial`)."""
+    return _nan_reduction(
+        "nanmin", a, min, np.inf, initial is None, axis, keepdims, where,
+        out=out, initial=initial,
+    )  # fmt: skip
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
+    """`mean` of the non-NaN elements (NaN where there are none)."""
+    _no_out("nanmean", out)
+    (a,) = _arraylike("nanmean", a)
+    where = _check_where("nanmean", where)
+    if not _is_inexact(a.dtype):
+        return mean(a, axis, dtype, None, keepdims, where=where)
+    dtype = _to_inexact(a.dtype) if dtype is None else _user_dtype(dtype, "mean")
+    not_nan = lax.bitwise_not(_isnan(a))
+    normalizer = sum(not_nan, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+    total = nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where)
+    return lax.div(total, normalizer)
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
+           mean=None):  # noqa: A002  # fmt: skip
+    """`var` of the non-NaN elements."""
+    _no_out("nanvar", out)
+    (a,) = _arraylike("nanvar", a)
+    return _nanvar("nanvar", a, axis, dtype, ddof, keepdims, where, mean)
+
+
+def _nanvar(name, a, axis, dtype, ddof, keepdims, where, a_mean):
+    where = _check_where(name, where)
+    if dtype is not None:
+        dtype = _user_dtype(dtype, name)
+    computation_dtype, dtype = _var_dtypes(a.dtype, dtype)
+    a = lax.convert_element_type(a, computation_dtype)
+    axes = reduction_axes(name, axis, np.ndim(a))
+    if a_mean is None:
+        a_mean = nanmean(a, axes, dtype=computation_dtype, keepdims=True, where=where)
+    else:
+        (a_mean,) = _arraylike(name, a_mean)
+        a_mean = lax.convert_element_type(a_mean, computation_dtype)
+    nan = _isnan(a)
+    centered = _where(lax.bitwise_not(nan), _sub_broadcast(a, a_mean), 0)
+    centered = _squared_magnitude(centered)
+    normalizer = sum(lax.bitwise_not(nan), axis=axes, keepdims=keepdims, where=where)
+    normalizer = lax.sub(normalizer, lax.convert_element_type(ddof, normalizer.dtype))
+    empty = lax.le(normalizer, lax.full((), 0, normalizer.dtype))
+    total = sum(centered, axes, keepdims=keepdims, where=where)
+    total = _where(lax.bitwise_not(empty), total, np.nan)
+    divisor = lax.select(empty, lax.full(np.shape(empty), 1, normalizer.dtype), normalizer)
+    result = lax.div(total, lax.convert_element_type(divisor, total.dtype))
+    return lax.convert_element_type(result, dtype)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
+           mean=None):  # noqa: A002  # fmt: skip
+    """`std` of the non-NaN elements."""
+    _no_out("nanstd", out)
+    (a,) = _arraylike("nanstd", a)
+    return lax.sqrt(_nanvar("nanstd", a, axis, dtype, ddof, keepdims, where, mean))
+
+
+# ----------------------------------------------------------------------------------------
+# Order statistics
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+             keepdims=False, *, weights=None):  # fmt: skip
+    """The `q`-th quantiles (q in [0, 1], a scalar or a vector) over `axis`; the
+    result's leading axis runs over `q`. NaN where a reduced slice holds a NaN."""
+    a, q = _arraylike("quantile", a, q)
+    _quantile_options("quantile", out, overwrite_input)
+    return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                keepdims=False, *, weights=None):  # fmt: skip
+    """`quantile` of the non-NaN elements."""
+    a, q = _arraylike("nanquantile", a, q)
+    _quantile_options("nanquantile", out, overwrite_input)
+    return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+               keepdims=False, *, weights=None, out_sharding=None):  # fmt: skip
+    """`quantile` with `q` in percent."""
+    a, q = _arraylike("percentile", a, q)
+    _quantile_options("percentile", out, overwrite_input)
+    if out_sharding is not None:
+        raise NotImplementedError("jaxlite has one device: out_sharding must be None.")
+    (q,) = promote_dtypes_inexact(q)
+    q = lax.div(q, 100)
+    return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                  keepdims=False, *, weights=None):  # fmt: skip
+    """`nanquantile` with `q` in percent."""
+    a, q = _arraylike("nanpercentile", a, q)
+    _quantile_options("nanpercentile", out, overwrite_input)
+    (q,) = promote_dtypes_inexact(q)
+    q = lax.div(q, 100)
+    return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median over `axis` (the 0.5 quantile, averaging the two middle elements)."""
+    (a,) = _arraylike("median", a)
+    _quantile_options("median", out, overwrite_input)
+    return _quantile("quantile", a, asarray(0.5), axis, "linear", keepdims, False, None)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median of the non-NaN elements over `axis`."""
+    (a,) = _arraylike("nanmedian", a)
+    _quantile_options("nanmedian", out, overwrite_input)
+    q = asarray(0.5)
+    return _quantile("nanquantile", a, q, axis, "linear", keepdims, True, None)
+
+
+def _quantile_options(name, out, overwrite_input):
+    if overwrite_input or out is not None:
+        raise ValueError(
+            f"jax.numpy.{name} does not support overwrite_input=True or out != None"
+        )
+
+
+def _quantile(name, a, q, axis, method, keepdims, squash_nans, weights):
+    if method not in _METHODS:
+        raise ValueError(
+            "method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or "
+            "'inverted_cdf'"
+        )
+    if weights is not None:
+        (weights,) = _arraylike(name, weights)
+        if _is_complex(weights.dtype):
+            raise ValueError("Weights cannot be complex types.")
+        if method != "inverted_cdf":
+            raise NotImplementedError(
+                f"{method} doesn't support weights. Only method 'inverted_cdf' supports "
+                "weights."
+            )
+        a, weights = promote_dtypes_inexact(a, weights)
+    else:
+        (a,) = promote_dtypes_inexact(a)
+    if _is_complex(a.dtype):
+        raise ValueError(
+            "quantile does not support complex input, as the operation is poorly defined."
+        )
+    if np.ndim(q) > 1:
+        raise ValueError(f"q must be have rank <= 1, got shape {np.shape(q)}")
+    shape = tuple(np.shape(a))
+    axes = _quantile_axes(axis, len(shape))
+    kept = [i for i in range(len(shape)) if i not in axes]
+    batch = tuple(shape[i] for i in kept)
+    n = math.prod(shape[i] for i in axes)
+    # Gather the reduced axes into one last axis of length n.
+    perm = (*kept, *sorted(axes))
+    x = lax.reshape(a, (*batch, n), dimensions=perm)
+    if weights is not None:
+        weights = _weights_like(weights, shape, axes, axis)
+        weights = lax.reshape(weights, (*batch, n), dimensions=perm)
+    q_shape = tuple(np.shape(q))
+    if n == 0:
+        result = lax.full(q_shape + batch, np.nan, a.dtype)
+    else:
+        result = _sorted_quantile(x, q, method, squash_nans, weights)
+    if keepdims:
+        kept_shape = tuple(1 if i in axes else d for i, d in enumerate(shape))
+        result = lax.reshape(result, q_shape + kept_shape)
+    return lax.convert_element_type(result, a.dtype)
+
+
+def _quantile_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, tuple):
+        axes = tuple(_canonicalize_axis(ax, ndim) for ax in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError("repeated axis")
+        return axes
+    return (_canonicalize_axis(axis, ndim),)
+
+
+def _weights_like(weights, shape, axes, axis):
+    w_shape = tuple(np.shape(weights))
+    if w_shape == shape:
+        return weights
+    if axis is None:
+        raise ValueError("Weights shape must match 'a' shape when axis is None.")
+    reduced = tuple(shape[d] for d in axes)
+    if w_shape != reduced:
+        raise ValueError(
+            f"Weights shape {w_shape} must match reduction axes {reduced}"
+        )
+    order = sorted(range(len(axes)), key=lambda i: axes[i])
+    weights = lax.transpose(weights, order)
+    return lax.broadcast_in_dim(weights, shape, tuple(sorted(axes)))
+
+
+def _sort(operands, dimension):
+    sort = getattr(lax, "sort", None)
+    if sort is None:
+        raise NotImplementedError(
+            "jnp.quantile and jnp.median need lax.sort, which this build of jaxlite "
+            "does not have yet."
+        )
+    if len(operands) == 1:
+        return [sort(operands[0], dimension=dimension)]
+    return list(sort(tuple(operands), dimension=dimension, num_keys=1))
+
+
+def _sorted_quantile(x, q, method, squash_nans, weights):
+    """Quantiles of `x` (shape batch + (n,), n > 0) along its last axis; the result
+    has shape q.shape + batch and dtype of the interpolation (q's for 'linear')."""
+    last = np.ndim(x) - 1
+    batch = tuple(np.shape(x)[:-1])
+    n = np.shape(x)[-1]
+    nan = _isnan(x)
+    if squash_nans:
+        x = _where(lax.bitwise_not(nan), x, np.nan)  # one NaN (sorts last)
+    else:
+        any_nan = lax.reduce_or(nan, (last,))
+        x = _where(lax.bitwise_not(lax.expand_dims(any_nan, (last,))), x, np.nan)
+    if weights is None:
+        (x,) = _sort([x], last)
+    else:
+        x, weights = _sort([x, weights], last)
+    q_dtype = np.dtype(q.dtype)
+    q_ndim = np.ndim(q)
+    out_shape = tuple(np.shape(q)) + batch
+    q = lax.broadcast_in_dim(q, out_shape, tuple(range(q_ndim)))
+    if squash_nans:
+        count = sum(lax.bitwise_not(_isnan(x)), axis=last, dtype=q_dtype)
+        count = lax.broadcast_in_dim(count, out_shape, tuple(range(q_ndim, len(out_shape))))
+    else:
+        count = lax.full(out_shape, n, q_dtype)
+    if method == "inverted_cdf":
+        return _inverted_cdf(x, q, count, squash_nans, weights)
+    last_index = lax.sub(count, 1)
+    pos = lax.mul(q, last_index)
+    low = lax.floor(pos)
+    high = lax.ceil(pos)
+    high_weight = lax.sub(pos, low)
+    low_weight = lax.sub(1, high_weight)
+    low = lax.max(0, lax.min(low, last_index))
+    high = lax.max(0, lax.min(high, last_index))
+    low_value = _take_last(x, low)
+    high_value = _take_last(x, high)
+    if method == "linear":
+        return lax.add(
+            lax.mul(lax.convert_element_type(low_value, q_dtype), low_weight),
+            lax.mul(lax.convert_element_type(high_value, q_dtype), high_weight),
+        )
+    if method == "lower":
+        return low_value
+    if method == "higher":
+        return high_value
+    if method == "nearest":
+        return lax.select(lax.le(high_weight, 0.5), low_value, high_value)
+    return lax.mul(lax.add(low_value, high_value), 0.5)  # midpoint
+
+
+def _take_last(x, index):
+    """`x[..., index]` per result element: x has shape batch + (n,), index (a float
+    array of whole numbers) has shape q_shape + batch."""
+    out_shape = tuple(np.shape(index))
+    n = np.shape(x)[-1]
+    full_shape = (*out_shape, n)
+    nd = len(full_shape)
+    xb = lax.broadcast_in_dim(x, full_shape, tuple(range(nd - np.ndim(x), nd)))
+    index = lax.convert_element_type(index, np.int32)
+    index = lax.broadcast_in_dim(index, full_shape, tuple(range(nd - 1)))
+    iota = lax.broadcasted_iota(np.int32, full_shape, nd - 1)
+    picked = lax.select(lax.eq(iota, index), xb, lax.full(full_shape, -np.inf, x.dtype))
+    return lax.reduce_max(picked, (nd - 1,))
+
+
+def _inverted_cdf(x, q, count, squash_nans, weights):
+    """The smallest element whose cumulative weight reaches `q` times the total."""
+    out_shape = tuple(np.shape(q))
+    q_ndim = len(out_shape) - (np.ndim(x) - 1)
+    last = np.ndim(x) - 1
+    if weights is None:
+        target = lax.mul(q, count)
+        index = lax.sub(lax.ceil(target), 1)
+        any_bad = None
+    else:
+        index, any_bad = _weighted_cdf_index(x, q, weights, q_ndim, last)
+    index = lax.max(0, lax.min(index, lax.sub(count, 1)))
+    result = _take_last(x, index)
+    if any_bad is not None:
+        result = _where(lax.bitwise_not(any_bad), result, np.nan)
+    return result
+
+
+def _weighted_cdf_index(x, q, weights, q_ndim, last):
+    cumsum = getattr(lax, "cumsum", None)
+    if cumsum is None:
+        raise NotImplementedError(
+            "weighted quantiles need lax.cumsum, which this build of jaxlite does not "
+            "have yet."
+        )
+    out_shape = tuple(np.shape(q))
+    bad = lax.bitwise_or(lax.lt(weights, lax.full_like(weights, 0)), _isnan(weights))
+    clean = lax.select(lax.bitwise_or(bad, _isnan(x)), lax.full_like(weights, 0), weights)
+    cum = cumsum(clean, axis=last)
+    total = lax.reduce_max(cum, (last,))
+    total = lax.broadcast_in_dim(total, out_shape, tuple(range(q_ndim, len(out_shape))))
+    target = lax.mul(lax.convert_element_type(q, total.dtype), total)
+    full_shape = (*out_shape, np.shape(x)[-1])
+    nd = len(full_shape)
+    cum_b = lax.broadcast_in_dim(cum, full_shape, tuple(range(nd - np.ndim(x), nd)))
+    target_b = lax.broadcast_in_dim(target, full_shape, tuple(range(nd - 1)))
+    below = lax.convert_element_type(lax.lt(cum_b, target_b), q.dtype)
+    index = lax.reduce_sum(below, (nd - 1,))
+    any_bad = lax.reduce_or(bad, (last,))
+    any_bad = lax.broadcast_in_dim(any_bad, out_shape, tuple(range(q_ndim, len(out_shape))))
+    return index, any_bad

@@ -1,0 +1,1016 @@
+"""Indexing primitives: static and dynamic slices, gather and the scatter family.
+
+These are XLA's indexing operations with JAX's names, parameters and printed form, so that
+`x[1:3]`, `x[i]` and `x.at[idx].add(y)` stage as the same jaxprs they do in JAX. Every
+out-of-bounds rule is XLA's, because jnp's indexing semantics are defined by them:
+
+- `dynamic_slice` and `dynamic_update_slice` clamp their start indices so the window
+  stays inside the operand (`x[11]` of ten elements reads the last one);
+- `gather` clamps too (CLIP, and PROMISE_IN_BOUNDS, which runs as CLIP here) or, in
+  FILL_OR_DROP mode, returns `fill_value` for every window that is not fully inside;
+- `scatter*` drops every update window that is not fully inside (FILL_OR_DROP, JAX's
+  default for scatters, and PROMISE_IN_BOUNDS) or clamps it (CLIP). Repeated indices
+  accumulate in order, so `scatter-add` behaves like `np.add.at`.
+
+Gather and scatter are written once, in general form (index vector in the last dimension
+of the indices, offset/window dimensions, operand batching dimensions), on NumPy fancy
+indexing; the common "take rows" gather has a direct fast path. Each primitive's rule
+functions are followed by one registration block; derivative and batching rules join
+those blocks when their interpreters need them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import enum
+import functools
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+from jaxlite import dtypes
+from jaxlite.backend import lowering_rules
+from jaxlite.core import (
+    Array,
+    Primitive,
+    ShapedArray,
+    Tracer,
+    abstract_eval_rules,
+    eval_jaxpr,
+    eval_trace,
+    find_cur_trace_is_eval,
+    get_aval,
+    impl_rules,
+    no_effects,
+    set_current_trace,
+    weak_type_rules,
+)
+from jaxlite.lax import elementwise as ew
+from jaxlite.lax.structural import canonicalize_shape, operand, squeeze
+from jaxlite.util import canonicalize_axis
+
+__all__ = [
+    "GatherDimensionNumbers",
+    "GatherScatterMode",
+    "ScatterDimensionNumbers",
+    "dynamic_index_in_dim",
+    "dynamic_slice",
+    "dynamic_slice_in_dim",
+    "dynamic_slice_p",
+    "dynamic_update_index_in_dim",
+    "dynamic_update_slice",
+    "dynamic_update_slice_in_dim",
+    "dynamic_update_slice_p",
+    "gather",
+    "gather_p",
+    "index_in_dim",
+    "scatter",
+    "scatter_add",
+    "scatter_add_p",
+    "scatter_apply",
+    "scatter_max",
+    "scatter_max_p",
+    "scatter_min",
+    "scatter_min_p",
+    "scatter_mul",
+    "scatter_mul_p",
+    "scatter_p",
+    "scatter_sub",
+    "scatter_sub_p",
+    "slice",
+    "slice_in_dim",
+    "slice_p",
+]
+
+
+def _argnum0_weak(in_weak, **_):
+    """Weak iff the operand is: indices (and JAX says: updates) never count."""
+    return bool(in_weak[0])
+
+
+def _check_eagerly(prim, *args, **params):
+    """Run `prim`'s abstract evaluation on concrete operands so that eager misuse raises
+    the same error as a traced call (tracers are checked when recorded)."""
+    if not any(isinstance(a, Tracer) for a in args):
+        abstract_eval_rules[prim](*(get_aval(a) for a in args), **params)
+
+
+def _is_int_dtype(dtype):
+    return np.issubdtype(dtype, np.integer)
+
+
+# ----------------------------------------------------------------------------------------
+# slice
+
+
+def _slice_impl(x, *, start_indices, limit_indices, strides):
+    strides = strides or (1,) * len(start_indices)
+    idx = tuple(map(builtins.slice, start_indices, limit_indices, strides))
+    return [np.asarray(x)[idx]]
+
+
+def _slice_abstract(x, *, start_indices, limit_indices, strides):
+    if len(start_indices) != x.ndim:
+        raise TypeError(
+            "slice start_indices must have length equal to the number of dimensions "
+            f"of the operand, got indices {start_indices} for operand shape {x.shape}."
+        )
+    if len(limit_indices) != len(start_indices):
+        raise TypeError(
+            "slice limit_indices must have the same length as start_indices, got "
+            f"start_indices {start_indices} and limit_indices {limit_indices}."
+        )
+    if any(lim > d for lim, d in zip(limit_indices, x.shape)):
+        raise TypeError(
+            "slice limit_indices must be less than or equal to operand shape, got "
+            f"limit_indices {limit_indices} for operand shape {x.shape}."
+        )
+    if any(s < 0 for s in start_indices):
+        raise TypeError(
+            "slice start_indices must be greater than or equal to zero, got "
+            f"start_indices {start_indices}."
+        )
+    if any(lim < s for s, lim in zip(start_indices, limit_indices)):
+        raise TypeError(
+            "slice limit_indices must be greater than or equal to start_indices, got "
+            f"start_indices {start_indices} and limit_indices {limit_indices}."
+        )
+    if strides is None:
+        strides = (1,) * x.ndim
+    elif len(strides) != x.ndim:
+        raise TypeError(
+            "slice strides must have length equal to the number of dimensions of the "
+            f"operand, got strides {strides} for operand shape {x.shape}."
+        )
+    if any(s <= 0 for s in strides):
+        raise TypeError(f"slice strides must be positive, got {strides}")
+    shape = tuple(
+        (lim - s + st - 1) // st
+        for s, lim, st in zip(start_indices, limit_indices, strides)
+    )
+    return [ShapedArray(shape, x.dtype, x.weak_type)], no_effects
+
+
+def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
+    strides = strides or (1,) * len(start_indices)
+    parts = [
+        f"{s}:{lim}" if st == 1 else f"{s}:{lim}:{st}"
+        for s, lim, st in zip(start_indices, limit_indices, strides)
+    ]
+    return f"{x}[{', '.join(parts)},]" if parts else f"{x}[()]"
+
+
+slice_p = Primitive("slice")
+impl_rules[slice_p] = _slice_impl
+abstract_eval_rules[slice_p] = _slice_abstract
+lowering_rules[slice_p] = _slice_lowering
+
+
+def slice(operand_, start_indices, limit_indices, strides=None):  # noqa: A001
+    """`operand[start:limit:stride, ...]` with static bounds (no clamping)."""
+    x = operand(operand_)
+    params = dict(
+        start_indices=tuple(map(operator.index, start_indices)),
+        limit_indices=tuple(map(operator.index, limit_indices)),
+        strides=None if strides is None else tuple(map(operator.index, strides)),
+    )
+    _check_eagerly(slice_p, x, **params)
+    return slice_p.bind(x, **params)
+
+
+def slice_in_dim(operand_, start_index, limit_index, stride=1, axis=0):
+    """`lax.slice` along one axis; None and negative bounds count as in Python."""
+    x = operand(operand_)
+    shape = np.shape(x)
+    axis = canonicalize_axis(axis, len(shape))
+    size = shape[axis]
+    start = 0 if start_index is None else operator.index(start_index)
+    limit = size if limit_index is None else operator.index(limit_index)
+    start = start + size if start < 0 else start
+    limit = limit + size if limit < 0 else limit
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, operator.index(stride)
+    return slice(x, starts, limits, strides)
+
+
+def index_in_dim(operand_, index, axis=0, keepdims=True):
+    """Element `index` (static, negative counts from the end) along `axis`."""
+    x = operand(operand_)
+    shape = np.shape(x)
+    axis = canonicalize_axis(axis, len(shape))
+    size = shape[axis]
+    index = operator.index(index)
+    wrapped = index + size if index < 0 else index
+    if not 0 <= wrapped < size:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+    out = slice_in_dim(x, wrapped, wrapped + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+# ----------------------------------------------------------------------------------------
+# dynamic_slice and dynamic_update_slice: start indices are operands, clamped by XLA
+
+
+def _clamped_starts(shape, sizes, starts):
+    return [
+        builtins.min(builtins.max(int(s), 0), d - n) for s, d, n in zip(starts, shape, sizes)
+    ]
+
+
+def _dynamic_slice_impl(x, *starts, slice_sizes):
+    x = np.asarray(x)
+    starts = _clamped_starts(x.shape, slice_sizes, starts)
+    idx = tuple(builtins.slice(s, s + n) for s, n in zip(starts, slice_sizes))
+    return [x[idx]]
+
+
+def _check_start_indices(name, x, starts):
+    if len(starts) != x.ndim:
+        raise TypeError(
+            f"{name}: the number of start indices must match the number of operand "
+            f"dimensions, got {len(starts)} start indices for operand shape {x.shape}."
+        )
+    if any(s.shape for s in starts):
+        got = tuple(s.str_short() for s in starts)
+        raise TypeError(
+            f"start_indices arguments to {name} must be scalars, got indices {got}"
+        )
+    kinds = {s.dtype for s in starts}
+    if any(not _is_int_dtype(k) for k in kinds) or len(kinds) > 1:
+        got = ", ".join(s.dtype.name for s in starts)
+        raise TypeError(
+            f"index arguments to {name} must be integers of the same type, got: {got}"
+        )
+
+
+def _dynamic_slice_abstract(x, *starts, slice_sizes):
+    _check_start_indices("dynamic_slice", x, starts)
+    if len(slice_sizes) != x.ndim:
+        raise TypeError(
+            "dynamic_slice slice_sizes must have length equal to the number of "
+            f"dimensions of the operand, got slice_sizes {slice_sizes} for operand "
+            f"shape {x.shape}."
+        )
+    if any(n > d for n, d in zip(slice_sizes, x.shape)):
+        raise TypeError(
+            "dynamic_slice slice_sizes must be less than or equal to operand shape, "
+            f"got slice_sizes {slice_sizes} for operand shape {x.shape}."
+        )
+    if any(n < 0 for n in slice_sizes):
+        raise TypeError(
+            "dynamic_slice slice_sizes must be greater than or equal to zero, got "
+            f"slice_sizes {slice_sizes}."
+        )
+    return [ShapedArray(slice_sizes, x.dtype, x.weak_type)], no_effects
+
+
+dynamic_slice_p = Primitive("dynamic_slice")
+impl_rules[dynamic_slice_p] = _dynamic_slice_impl
+abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_abstract
+weak_type_rules[dynamic_slice_p] = _argnum0_weak
+
+
+def _dynamic_update_slice_impl(x, update, *starts):
+    x, update = np.asarray(x), np.asarray(update)
+    starts = _clamped_starts(x.shape, update.shape, starts)
+    out = np.array(x, copy=True)
+    out[tuple(builtins.slice(s, s + n) for s, n in zip(starts, update.shape))] = update
+    return [out]
+
+
+def _dynamic_update_slice_abstract(x, update, *starts):
+    if update.dtype != x.dtype:
+        raise TypeError(
+            "lax.dynamic_update_slice requires arguments to have the same dtypes, got "
+            f"{x.dtype.name}, {update.dtype.name}."
+        )
+    if update.ndim != x.ndim:
+        raise TypeError(
+            "dynamic_update_slice update must have the same rank as operand, got "
+            f"update shape {update.shape} for operand shape {x.shape}."
+        )
+    if any(u > d for u, d in zip(update.shape, x.shape)):
+        raise TypeError(
+            "dynamic_update_slice update shape must be smaller than operand shape, got "
+            f"update shape {update.shape} for operand shape {x.shape}."
+        )
+    _check_start_indices("dynamic_update_slice", x, starts)
+    return [ShapedArray(x.shape, x.dtype, x.weak_type and update.weak_type)], no_effects
+
+
+dynamic_update_slice_p = Primitive("dynamic_update_slice")
+impl_rules[dynamic_update_slice_p] = _dynamic_update_slice_impl
+abstract_eval_rules[dynamic_update_slice_p] = _dynamic_update_slice_abstract
+
+
+def _index_const(value, dtype):
+    return Array(np.asarray(value, dtype)[()])
+
+
+def normalize_index(index, size, allow_negative=True):
+    """A start index with negative values counted from the end (`i + size` if `i < 0`).
+
+    Python integers are normalised here; an array index gets `select_n(i < 0, i, i +
+    size)`, staged when tracing (as JAX stages it) and computed right away when eager.
+    """
+    if not isinstance(index, (Array, Tracer)):
+        i = operator.index(index)
+        if i < 0 and not allow_negative:
+            raise ValueError(
+                f"Index {i} is out of bounds for dimension {size} if "
+                "allow_negative_indices=False"
+            )
+        return i + size if i < 0 and allow_negative else i
+    dtype = np.dtype(index.dtype)
+    if not allow_negative or np.issubdtype(dtype, np.unsignedinteger):
+        return index
+    if type(index) is Array and find_cur_trace_is_eval():
+        v = index._value
+        return Array(np.where(v < 0, v + np.asarray(size, dtype), v).astype(dtype)[()])
+    is_negative = ew.lt_p.bind(index, _index_const(0, dtype))
+    strong = ew.convert_element_type(index, dtype) if index.weak_type else index
+    wrapped = ew.add_p.bind(strong, _index_const(size, dtype))
+    return ew.select_n_p.bind(is_negative, index, wrapped)
+
+
+def _start_operands(starts, shape, allow_negative):
+    """Start indices as operands of one integer dtype (Python ints become int32)."""
+    if isinstance(starts, (Array, Tracer, np.ndarray)):
+        if np.ndim(starts) != 1:
+            raise TypeError(
+                f"start_indices must be a 1D sequence of scalars, got shape "
+                f"{np.shape(starts)}"
+            )
+        starts = [starts[i] for i in range(np.shape(starts)[0])]
+    starts = list(starts)
+    if len(starts) != len(shape):
+        raise TypeError(
+            "Length of slice indices must match number of operand dimensions "
+            f"({len(starts)} vs {tuple(shape)})"
+        )
+    if isinstance(allow_negative, bool):
+        allow_negative = [allow_negative] * len(starts)
+    out = [
+        normalize_index(operand(s) if isinstance(s, np.ndarray) else s, d, neg)
+        for s, d, neg in zip(starts, shape, allow_negative)
+    ]
+    arrays = [s for s in out if isinstance(s, (Array, Tracer))]
+    dtype = arrays[0].dtype if arrays else np.dtype(np.int32)
+    if any(a.dtype != dtype for a in arrays):
+        dtype = np.dtype(np.int32)
+    return [
+        _index_const(s, dtype) if not isinstance(s, (Array, Tracer)) else s for s in out
+    ]
+
+
+def dynamic_slice(operand_, start_indices, slice_sizes, *, allow_negative_indices=True):
+    """`operand[s0:s0+n0, ...]` with traced starts, clamped so the window fits."""
+    x = operand(operand_)
+    sizes = canonicalize_shape(slice_sizes)
+    starts = _start_operands(start_indices, np.shape(x), allow_negative_indices)
+    _check_eagerly(dynamic_slice_p, x, *starts, slice_sizes=sizes)
+    return dynamic_slice_p.bind(x, *starts, slice_sizes=sizes)
+
+
+def dynamic_slice_in_dim(operand_, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):
+    x = operand(operand_)
+    shape = list(np.shape(x))
+    axis = canonicalize_axis(axis, len(shape))
+    starts = [0] * len(shape)
+    starts[axis] = start_index
+    shape[axis] = operator.index(slice_size)
+    negs = [True] * len(shape)
+    negs[axis] = allow_negative_indices
+    return dynamic_slice(x, starts, shape, allow_negative_indices=negs)
+
+
+def dynamic_index_in_dim(operand_, index, axis=0, keepdims=True, *,
+                         allow_negative_indices=True):
+    out = dynamic_slice_in_dim(
+        operand_, index, 1, axis, allow_negative_indices=allow_negative_indices
+    )
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_slice(operand_, update, start_indices, *, allow_negative_indices=True):
+    """`operand` with `update` written at the (clamped) start indices."""
+    x, update = operand(operand_), operand(update)
+    starts = _start_operands(start_indices, np.shape(x), allow_negative_indices)
+    _check_eagerly(dynamic_update_slice_p, x, update, *starts)
+    return dynamic_update_slice_p.bind(x, update, *starts)
+
+
+def dynamic_update_slice_in_dim(operand_, update, start_index, axis, *,
+                                allow_negative_indices=True):
+    x = operand(operand_)
+    ndim = np.ndim(x)
+    axis = canonicalize_axis(axis, ndim)
+    starts = [0] * ndim
+    starts[axis] = start_index
+    negs = [True] * ndim
+    negs[axis] = allow_negative_indices
+    return dynamic_update_slice(x, update, starts, allow_negative_indices=negs)
+
+
+def dynamic_update_index_in_dim(operand_, update, index, axis, *,
+                                allow_negative_indices=True):
+    from jaxlite.lax.structural import expand_dims
+
+    x, update = operand(operand_), operand(update)
+    axis = canonicalize_axis(axis, np.ndim(x))
+    if np.ndim(update) == np.ndim(x) - 1:
+        update = expand_dims(update, (axis,))
+    elif np.ndim(update) != np.ndim(x):
+        raise TypeError(
+            "dynamic_update_index_in_dim: update must have the operand's rank or one "
+            f"less, got update shape {np.shape(update)} for operand shape {np.shape(x)}."
+        )
+    return dynamic_update_slice_in_dim(
+        x, update, index, axis, allow_negative_indices=allow_negative_indices
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# Dimension numbers and modes
+
+
+class GatherScatterMode(enum.Enum):
+    """What gather and scatter do with windows that are not fully in bounds."""
+
+    CLIP = 1
+    FILL_OR_DROP = 2
+    PROMISE_IN_BOUNDS = 3
+
+    def __repr__(self):
+        return f"GatherScatterMode.{self.name}"
+
+    __str__ = __repr__
+
+    @staticmethod
+    def from_any(s):
+        if isinstance(s, GatherScatterMode):
+            return s
+        if s == "clip":
+            return GatherScatterMode.CLIP
+        if s is None or s == "fill" or s == "drop":
+            return GatherScatterMode.FILL_OR_DROP
+        if s == "promise_in_bounds":
+            return GatherScatterMode.PROMISE_IN_BOUNDS
+        raise ValueError(f'Unknown gather mode "{s}"')
+
+
+class GatherDimensionNumbers(NamedTuple):
+    """How a gather maps index vectors (the last axis of the indices) to windows."""
+
+    offset_dims: tuple
+    collapsed_slice_dims: tuple
+    start_index_map: tuple
+    operand_batching_dims: tuple = ()
+    start_indices_batching_dims: tuple = ()
+
+
+class ScatterDimensionNumbers(NamedTuple):
+    """How a scatter maps index vectors and update windows into the operand."""
+
+    update_window_dims: tuple
+    inserted_window_dims: tuple
+    scatter_dims_to_operand_dims: tuple
+    operand_batching_dims: tuple = ()
+    scatter_indices_batching_dims: tuple = ()
+
+
+def _tuple_fields(nt):
+    return type(nt)(*(tuple(operator.index(d) for d in f) for f in nt))
+
+
+def _check_dims(prim, name, dims, rank, sort=True):
+    if sort and list(dims) != sorted(dims):
+        raise TypeError(f"{name} in {prim} op must be sorted; got {dims}")
+    if len(set(dims)) != len(dims):
+        raise TypeError(f"{name} in {prim} op must not repeat; got: {dims}.")
+    for d in dims:
+        if not 0 <= d < rank:
+            raise TypeError(
+                f"Invalid {name} set in {prim} op; valid range is [0, {rank}); got: {d}."
+            )
+
+
+def _window_starts(idx, batch_shape, ndim, index_map, operand_bdims, indices_bdims):
+    """Full start vectors, shape (N, ndim), of N index vectors `idx` (N, K)."""
+    starts = np.zeros((idx.shape[0], ndim), np.int64)
+    if index_map:
+        starts[:, list(index_map)] = idx
+    if operand_bdims:
+        grid = np.indices(batch_shape).reshape(len(batch_shape), -1)
+        for od, idim in zip(operand_bdims, indices_bdims):
+            starts[:, od] = grid[idim]
+    return starts
+
+
+def _window_coords(starts, window):
+    """Per operand dimension, the coordinates (N, *window) of every window element."""
+    n, ndim = starts.shape
+    coords = []
+    for d in range(ndim):
+        shape = [1] * (ndim + 1)
+        shape[d + 1] = window[d]
+        base = starts[:, d].reshape((n,) + (1,) * ndim)
+        coords.append(base + np.arange(window[d]).reshape(shape))
+    return coords
+
+
+def _in_bounds(starts, upper, dims=None):
+    """Rows of `starts` whose window fits: 0 <= start <= operand_dim - window_dim."""
+    if dims is not None:
+        starts, upper = starts[:, list(dims)], upper[list(dims)]
+    return np.all((starts >= 0) & (starts <= upper), axis=1)
+
+
+# ----------------------------------------------------------------------------------------
+# gather
+
+
+def default_fill_value(dtype):
+    """JAX's fill for out-of-bounds gathers: NaN, the lowest signed or highest unsigned
+    integer, or True."""
+    dtype = np.dtype(dtype)
+    if dtypes.issubdtype(dtype, np.inexact):
+        return np.nan
+    if np.issubdtype(dtype, np.signedinteger):
+        return int(np.iinfo(dtype).min)
+    if np.issubdtype(dtype, np.unsignedinteger):
+        return int(np.iinfo(dtype).max)
+    if dtype == np.bool_:
+        return True
+    raise ValueError(f"Unsupported dtype for gather fill_value {dtype}")
+
+
+def _gather_impl(x, indices, *, dimension_numbers, fill_value, indices_are_sorted, mode,
+                 slice_sizes, unique_indices):
+    x, indices = np.asarray(x), np.asarray(indices)
+    dn = dimension_numbers
+    batch_shape = indices.shape[:-1]
+    idx = indices.reshape(-1, indices.shape[-1]).astype(np.int64)
+    upper = np.asarray(x.shape, np.int64) - np.asarray(slice_sizes, np.int64)
+    fill = mode is GatherScatterMode.FILL_OR_DROP
+    ok = _in_bounds(idx, upper[list(dn.start_index_map)]) if fill else None
+    if _is_take(x.shape, dn, slice_sizes):
+        out = _take_rows(x, idx, dn.start_index_map, upper)
+    else:
+        starts = _window_starts(
+            idx, batch_shape, x.ndim, dn.start_index_map, dn.operand_batching_dims,
+            dn.start_indices_batching_dims,
+        )
+        starts = np.clip(starts, 0, np.maximum(upper, 0))
+        coords = _window_coords(starts, slice_sizes)
+        out = x[tuple(coords)] if coords else np.broadcast_to(x, (idx.shape[0],))
+        dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+        kept = tuple(n for d, n in enumerate(slice_sizes) if d not in dropped)
+        out = out.reshape((idx.shape[0],) + kept)
+    if fill and not ok.all():
+        value = np.asarray(fill_value).astype(x.dtype)
+        out = np.where(ok.reshape((-1,) + (1,) * (out.ndim - 1)), out, value)
+    out = out.reshape(batch_shape + out.shape[1:])
+    return [_offsets_to_positions(out, len(batch_shape), dn.offset_dims)]
+
+
+def _is_take(shape, dn, slice_sizes):
+    """Whether the gather picks whole sub-arrays: indexed dimensions collapsed with size
+    1, every other dimension taken whole, no batching dimensions."""
+    if dn.operand_batching_dims or set(dn.collapsed_slice_dims) != set(dn.start_index_map):
+        return False
+    return all(
+        n == 1 if d in dn.start_index_map else n == shape[d]
+        for d, n in enumerate(slice_sizes)
+    )
+
+
+def _take_rows(x, idx, index_map, upper):
+    idx = np.clip(idx, 0, upper[list(index_map)])
+    moved = np.moveaxis(x, list(index_map), list(range(len(index_map))))
+    return moved[tuple(idx[:, k] for k in range(len(index_map)))]
+
+
+def _offsets_to_positions(out, n_batch, offset_dims):
+    """Reorder `out` (batch dims first, then offset dims) so offset dims sit at
+    `offset_dims` and batch dims fill the other positions in order."""
+    rank = out.ndim
+    batch_positions = [p for p in range(rank) if p not in offset_dims]
+    perm = [0] * rank
+    for i, p in enumerate(batch_positions):
+        perm[p] = i
+    for j, p in enumerate(offset_dims):
+        perm[p] = n_batch + j
+    return out if perm == list(range(rank)) else np.transpose(out, perm)
+
+
+def _gather_abstract(x, indices, *, dimension_numbers, fill_value, indices_are_sorted,
+                     mode, slice_sizes, unique_indices):
+    dn = dimension_numbers
+    if not _is_int_dtype(indices.dtype):
+        raise ValueError(
+            f"gather indices must have an integer type, got {indices.dtype.name}"
+        )
+    if indices.ndim < 1:
+        raise TypeError(
+            "gather indices must have at least one dimension (the index vector is "
+            f"the last), got shape {indices.shape}"
+        )
+    batch_rank = indices.ndim - 1
+    out_rank = len(dn.offset_dims) + batch_rank
+    _check_dims("gather", "offset_dims", dn.offset_dims, out_rank)
+    if len(dn.start_index_map) != indices.shape[-1]:
+        raise TypeError(
+            f"Gather op has {len(dn.start_index_map)} elements in start_index_map and "
+            f"the bound of dimension index_vector_dim={batch_rank} of indices is "
+            f"{indices.shape[-1]}. These two numbers must be equal."
+        )
+    _check_dims("gather", "start_index_map", dn.start_index_map, x.ndim, sort=False)
+    _check_dims("gather", "collapsed_slice_dims", dn.collapsed_slice_dims, x.ndim)
+    _check_dims("gather", "operand_batching_dims", dn.operand_batching_dims, x.ndim)
+    _check_dims(
+        "gather", "start_indices_batching_dims", dn.start_indices_batching_dims,
+        batch_rank, sort=False,
+    )
+    _check_batching("Gather", x, indices, dn.operand_batching_dims,
+                    dn.start_indices_batching_dims, "start_indices")
+    if set(dn.collapsed_slice_dims) & set(dn.operand_batching_dims) or set(
+        dn.start_index_map
+    ) & set(dn.operand_batching_dims):
+        raise TypeError(
+            "gather: operand_batching_dims must be disjoint from collapsed_slice_dims "
+            f"and start_index_map; got {dn}."
+        )
+    if len(slice_sizes) != x.ndim:
+        raise TypeError(
+            "Gather op must have one slice size for every input dimension; got: "
+            f"len(slice_sizes)={len(slice_sizes)}, input_shape.rank={x.ndim}"
+        )
+    n_window = len(dn.offset_dims) + len(dn.collapsed_slice_dims)
+    if n_window + len(dn.operand_batching_dims) != x.ndim:
+        raise TypeError(
+            "All components of the offset index in a gather op must either be a offset "
+            f"dimension or explicitly collapsed/batching; got len(slice_sizes)="
+            f"{len(slice_sizes)}, output_slice_sizes={dn.offset_dims}, "
+            f"collapsed_slice_dims={dn.collapsed_slice_dims}, operand_batching_dims="
+            f"{dn.operand_batching_dims}."
+        )
+    for i, (n, d) in enumerate(zip(slice_sizes, x.shape)):
+        if indices.size and not 0 <= n <= d:
+            raise TypeError(
+                f"Slice size at index {i} in gather op is out of range, must be within "
+                f"[0, {d} + 1), got {n}."
+            )
+    for pos, d in enumerate(dn.collapsed_slice_dims):
+        if slice_sizes[d] != 1:
+            raise TypeError(
+                "Gather op can only collapse slice dims with bound 1, but bound is "
+                f"{slice_sizes[d]} for index {d} at position {pos}."
+            )
+    for pos, d in enumerate(dn.operand_batching_dims):
+        if slice_sizes[d] > 1:
+            raise TypeError(
+                "Gather op can only have operand batching dims with bound 0/1, but "
+                f"bound is {slice_sizes[d]} for index {d} at position {pos}."
+            )
+    dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    offset_sizes = iter(n for d, n in enumerate(slice_sizes) if d not in dropped)
+    batch_sizes = iter(indices.shape[:-1])
+    shape = tuple(
+        next(offset_sizes) if p in dn.offset_dims else next(batch_sizes)
+        for p in range(out_rank)
+    )
+    return [ShapedArray(shape, x.dtype, x.weak_type)], no_effects
+
+
+def _check_batching(op, x, indices, operand_bdims, indices_bdims, indices_name):
+    if len(operand_bdims) != len(indices_bdims):
+        raise TypeError(
+            f"{op} op requires equal numbers of operand_batching_dims and "
+            f"{indices_name}_batching_dims, got {operand_bdims} and {indices_bdims}."
+        )
+    x_batch = tuple(x.shape[d] for d in operand_bdims)
+    i_batch = tuple(indices.shape[d] for d in indices_bdims)
+    if x_batch != i_batch:
+        raise TypeError(
+            f"{op} op requires operand batching dimensions and indices batching "
+            f"dimensions to have the same shape, got {x_batch} and {i_batch}."
+        )
+
+
+gather_p = Primitive("gather")
+impl_rules[gather_p] = _gather_impl
+abstract_eval_rules[gather_p] = _gather_abstract
+weak_type_rules[gather_p] = _argnum0_weak
+
+
+def gather(operand_, start_indices, dimension_numbers, slice_sizes, *,
+           unique_indices=False, indices_are_sorted=False, mode=None, fill_value=None):
+    """XLA's gather: for each index vector (last axis of `start_indices`), the window
+    of `slice_sizes` at that start. `mode=None` promises in-bounds starts (clamped);
+    'fill' returns `fill_value` (default: NaN, int min, uint max, True) for windows that
+    do not fit."""
+    x, indices = operand(operand_), operand(start_indices)
+    mode = GatherScatterMode.from_any(
+        GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode
+    )
+    if mode is GatherScatterMode.FILL_OR_DROP:
+        if fill_value is None:
+            fill_value = default_fill_value(x.dtype)
+        elif isinstance(fill_value, (np.ndarray, np.generic, Array)):
+            fill_value = np.asarray(fill_value).item()
+    else:
+        fill_value = None
+    params = dict(
+        dimension_numbers=_tuple_fields(dimension_numbers),
+        fill_value=fill_value,
+        indices_are_sorted=bool(indices_are_sorted),
+        mode=mode,
+        slice_sizes=canonicalize_shape(slice_sizes),
+        unique_indices=bool(unique_indices),
+    )
+    _check_eagerly(gather_p, x, indices, **params)
+    return gather_p.bind(x, indices, **params)
+
+
+# ----------------------------------------------------------------------------------------
+# The scatter family: one implementation, a combiner per primitive
+
+
+def _scatter_targets(x_shape, indices, updates, dn, mode):
+    """Flat operand positions and the matching update values, in update order, of the
+    update windows kept by `mode`."""
+    batch_shape = indices.shape[:-1]
+    idx = indices.reshape(-1, indices.shape[-1]).astype(np.int64)
+    ndim = len(x_shape)
+    window = [1] * ndim
+    not_window = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+    window_dims = [d for d in range(ndim) if d not in not_window]
+    for od, ud in zip(window_dims, dn.update_window_dims):
+        window[od] = updates.shape[ud]
+    scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
+    upd = np.transpose(updates, scatter_dims + list(dn.update_window_dims))
+    upd = upd.reshape((idx.shape[0],) + tuple(window))
+    starts = _window_starts(
+        idx, batch_shape, ndim, dn.scatter_dims_to_operand_dims,
+        dn.operand_batching_dims, dn.scatter_indices_batching_dims,
+    )
+    upper = np.asarray(x_shape, np.int64) - np.asarray(window, np.int64)
+    if mode is GatherScatterMode.CLIP:
+        starts = np.clip(starts, 0, np.maximum(upper, 0))
+    else:
+        keep = _in_bounds(starts, upper)
+        starts, upd = starts[keep], upd[keep]
+    coords = _window_coords(starts, window)
+    if not coords:
+        flat = np.zeros(upd.shape, np.int64)
+    else:
+        flat = np.ravel_multi_index(np.broadcast_arrays(*coords), x_shape)
+    return flat.reshape(-1), upd.reshape(-1)
+
+
+def _scatter_impl_with(combine):
+    def impl(x, indices, updates, *, dimension_numbers, indices_are_sorted, mode,
+             unique_indices, update_consts, update_jaxpr):
+        x = np.asarray(x)
+        flat, vals = _scatter_targets(
+            x.shape, np.asarray(indices), np.asarray(updates), dimension_numbers, mode
+        )
+        out = np.array(x, copy=True).reshape(-1)
+        if update_jaxpr is not None and combine is None:
+            _apply_in_order(out, flat, vals, update_jaxpr, update_consts)
+        elif combine is None:
+            out[flat] = vals
+        else:
+            combine.at(out, flat, vals)
+        return [out.reshape(x.shape)]
+
+    return impl
+
+
+def _occurrence_rank(flat):
+    """For each position in `flat`, how many earlier entries name the same element."""
+    order = np.argsort(flat, kind="stable")
+    sorted_flat = flat[order]
+    starts = np.r_[0, np.flatnonzero(sorted_flat[1:] != sorted_flat[:-1]) + 1]
+    group_start = np.repeat(starts, np.diff(np.r_[starts, len(flat)]))
+    rank = np.empty_like(flat)
+    rank[order] = np.arange(len(flat)) - group_start
+    return rank
+
+
+def _apply_in_order(out, flat, vals, update_jaxpr, update_consts):
+    """Run the scalar combiner `update_jaxpr(old, update)` elementwise, repeated indices
+    one after another (as XLA applies them)."""
+    if not len(flat):
+        return
+    rank = _occurrence_rank(flat)
+    with set_current_trace(eval_trace):
+        for r in range(int(rank.max()) + 1):
+            sel = rank == r
+            pos = flat[sel]
+            (new,) = eval_jaxpr(
+                update_jaxpr, update_consts, Array(out[pos]), Array(vals[sel])
+            )
+            out[pos] = ew.convert_value(np.asarray(new), out.dtype)
+
+
+def _scatter_abstract(x, indices, updates, *, dimension_numbers, indices_are_sorted,
+                      mode, unique_indices, update_consts, update_jaxpr):
+    dn = dimension_numbers
+    if updates.dtype != x.dtype:
+        raise TypeError(
+            "lax.scatter requires arguments to have the same dtypes, got "
+            f"{x.dtype.name}, {updates.dtype.name}."
+        )
+    if not _is_int_dtype(indices.dtype):
+        raise ValueError(
+            f"scatter indices must have an integer type, got {indices.dtype.name}"
+        )
+    if indices.ndim < 1:
+        raise TypeError(
+            "scatter indices must have at least one dimension (the index vector is "
+            f"the last), got shape {indices.shape}"
+        )
+    batch_shape = indices.shape[:-1]
+    expected_rank = len(dn.update_window_dims) + len(batch_shape)
+    if updates.ndim != expected_rank:
+        raise TypeError(
+            f"Updates tensor must be of rank {expected_rank}; got {updates.ndim}."
+        )
+    _check_dims("scatter", "update_window_dims", dn.update_window_dims, updates.ndim)
+    _check_dims("scatter", "inserted_window_dims", dn.inserted_window_dims, x.ndim)
+    _check_dims("scatter", "operand_batching_dims", dn.operand_batching_dims, x.ndim)
+    _check_dims(
+        "scatter", "scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims,
+        x.ndim, sort=False,
+    )
+    _check_dims(
+        "scatter", "scatter_indices_batching_dims", dn.scatter_indices_batching_dims,
+        len(batch_shape), sort=False,
+    )
+    _check_batching("Scatter", x, indices, dn.operand_batching_dims,
+                    dn.scatter_indices_batching_dims, "scatter_indices")
+    window_size = (
+        len(dn.update_window_dims) + len(dn.inserted_window_dims)
+        + len(dn.operand_batching_dims)
+    )
+    if window_size != x.ndim:
+        raise TypeError(
+            f"Scatter op has window of size {window_size}; doesn't match operand of "
+            f"rank {x.ndim}."
+        )
+    if len(dn.scatter_dims_to_operand_dims) != indices.shape[-1]:
+        raise TypeError(
+            f"Scatter op has {len(dn.scatter_dims_to_operand_dims)} elements in "
+            "scatter_dims_to_operand_dims and the bound of dimension "
+            f"index_vector_dim={len(batch_shape)} of indices is {indices.shape[-1]}. "
+            "These two numbers must be equal."
+        )
+    not_window = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+    window_dims = [d for d in range(x.ndim) if d not in not_window]
+    for od, ud in zip(window_dims, dn.update_window_dims):
+        if updates.shape[ud] > x.shape[od]:
+            raise TypeError(
+                "Bounds of the window dimensions of updates must not exceed the bounds "
+                f"of the corresponding dimensions of operand. For dimension {ud}, "
+                f"updates bound is {updates.shape[ud]}, operand bound is "
+                f"{x.shape[od]}."
+            )
+    scatter_sizes = tuple(
+        n for d, n in enumerate(updates.shape) if d not in dn.update_window_dims
+    )
+    if scatter_sizes != batch_shape:
+        raise TypeError(
+            "Bounds of the scatter dimensions of updates must be the same as the bounds "
+            f"of the corresponding dimensions of scatter indices; got update scatter "
+            f"dimensions {scatter_sizes} and scatter indices batch shape {batch_shape}."
+        )
+    return [ShapedArray(x.shape, x.dtype, x.weak_type)], no_effects
+
+
+@functools.lru_cache(maxsize=None)
+def _combiner_jaxpr(prim, dtype):
+    """The jaxpr of the scalar combiner `prim(old, update)`: the `update_jaxpr` param."""
+    from jaxlite.interpreters.partial_eval import trace_to_jaxpr
+
+    aval = ShapedArray((), dtype)
+    closed = trace_to_jaxpr(lambda a, b: [prim.bind(a, b)], [aval, aval])
+    return closed.jaxpr, tuple(closed.consts)
+
+
+def _define_scatter(name, combine, combiner_prim):
+    prim = Primitive(name)
+    impl_rules[prim] = _scatter_impl_with(combine)
+    abstract_eval_rules[prim] = _scatter_abstract
+    weak_type_rules[prim] = _argnum0_weak
+
+    def bind(operand_, scatter_indices, updates, dimension_numbers, *,
+             indices_are_sorted=False, unique_indices=False, mode=None):
+        x, indices, upd = map(operand, (operand_, scatter_indices, updates))
+        if combiner_prim is None:
+            jaxpr, consts = None, ()
+        else:
+            jaxpr, consts = _combiner_jaxpr(combiner_prim, np.dtype(x.dtype))
+        params = dict(
+            dimension_numbers=_tuple_fields(dimension_numbers),
+            indices_are_sorted=bool(indices_are_sorted),
+            mode=GatherScatterMode.from_any(mode),
+            unique_indices=bool(unique_indices),
+            update_consts=consts,
+            update_jaxpr=jaxpr,
+        )
+        _check_eagerly(prim, x, indices, upd, **params)
+        return prim.bind(x, indices, upd, **params)
+
+    return prim, bind
+
+
+scatter_p, _scatter_bind = _define_scatter("scatter", None, None)
+scatter_add_p, _scatter_add_bind = _define_scatter("scatter-add", np.add, ew.add_p)
+scatter_sub_p, _scatter_sub_bind = _define_scatter("scatter-sub", np.subtract, ew.sub_p)
+scatter_mul_p, _scatter_mul_bind = _define_scatter("scatter-mul", np.multiply, ew.mul_p)
+scatter_min_p, _scatter_min_bind = _define_scatter("scatter-min", np.minimum, ew.min_p)
+scatter_max_p, _scatter_max_bind = _define_scatter("scatter-max", np.maximum, ew.max_p)
+
+
+def scatter(operand_, scatter_indices, updates, dimension_numbers, *,
+            indices_are_sorted=False, unique_indices=False, mode=None):
+    """XLA's scatter with replacement: each update window overwrites the operand (with
+    repeated indices one of the writes wins). `mode=None` drops windows that do not
+    fit; 'clip' clamps them."""
+    return _scatter_bind(
+        operand_, scatter_indices, updates, dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )
+
+
+def scatter_add(operand_, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Scatter that adds each update window into the operand (repeats accumulate)."""
+    return _scatter_add_bind(
+        operand_, scatter_indices, updates, dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )
+
+
+def scatter_sub(operand_, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Scatter that subtracts each update window from the operand."""
+    return _scatter_sub_bind(
+        operand_, scatter_indices, updates, dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )
+
+
+def scatter_mul(operand_, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Scatter that multiplies the operand by each update window."""
+    return _scatter_mul_bind(
+        operand_, scatter_indices, updates, dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )
+
+
+def scatter_min(operand_, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Scatter that keeps the elementwise minimum of operand and updates."""
+    return _scatter_min_bind(
+        operand_, scatter_indices, updates, dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )
+
+
+def scatter_max(operand_, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """Scatter that keeps the elementwise maximum of operand and updates."""
+    return _scatter_max_bind(
+        operand_, scatter_indices, updates, dimension_numbers,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+    )
+
+
+def scatter_apply(operand_, scatter_indices, func, dimension_numbers, *,
+                  update_shape=(), indices_are_sorted=False, unique_indices=False,
+                  mode=None):
+    """Apply the unary `func` to the operand elements that the windows (of
+    `update_shape`) cover; an element covered twice gets `func` twice."""
+    from jaxlite.interpreters.partial_eval import trace_to_jaxpr
+
+    x, indices = operand(operand_), operand(scatter_indices)
+    dtype = np.dtype(x.dtype)
+    unused = Array(np.zeros(canonicalize_shape(update_shape), dtype))
+    aval = ShapedArray((), dtype)
+    closed = trace_to_jaxpr(lambda a, _: [func(a)], [aval, aval])
+    params = dict(
+        dimension_numbers=_tuple_fields(dimension_numbers),
+        indices_are_sorted=bool(indices_are_sorted),
+        mode=GatherScatterMode.from_any(mode),
+        unique_indices=bool(unique_indices),
+        update_consts=tuple(closed.consts),
+        update_jaxpr=closed.jaxpr,
+    )
+    _check_eagerly(scatter_p, x, indices, unused, **params)
+    return scatter_p.bind(x, indices, unused, **params)
