@@ -36,7 +36,7 @@ STRUCTURES = {
 
 
 def _libraries():
-    """name -> (flatten, unflatten, tree_map, tree_leaves); unflatten(treedef, leaves)."""
+    """name -> (flatten, unflatten, tree_map, tree_leaves) of each library."""
     libs = {
         "jaxlite": (
             jaxlite_tu.tree_flatten,
@@ -78,21 +78,24 @@ def _time_us(fn, min_seconds):
     return best / number * 1e6
 
 
+def _operations(flatten, unflatten, tree_map, tree_leaves, tree):
+    leaves, treedef = flatten(tree)
+    unflatten(treedef, leaves)  # builders compile on a repeated structure
+    unflatten(treedef, leaves)
+    return {
+        "flatten": lambda: flatten(tree),
+        "unflatten": lambda: unflatten(treedef, leaves),
+        "flatten+hash": lambda: hash(flatten(tree)[1]),
+        "tree_map": lambda: tree_map(id, tree),
+        "tree_leaves": lambda: tree_leaves(tree),
+    }
+
+
 def run(min_seconds=0.2):
     results = []
-    for lib, (flatten, unflatten, tree_map, tree_leaves) in _libraries().items():
+    for lib, functions in _libraries().items():
         for name, tree in STRUCTURES.items():
-            leaves, treedef = flatten(tree)
-            unflatten(treedef, leaves)  # builders compile on a repeated structure
-            unflatten(treedef, leaves)
-            ops = {
-                "flatten": lambda: flatten(tree),
-                "unflatten": lambda: unflatten(treedef, leaves),
-                "flatten+hash": lambda: hash(flatten(tree)[1]),
-                "tree_map": lambda: tree_map(id, tree),
-                "tree_leaves": lambda: tree_leaves(tree),
-            }
-            for op, fn in ops.items():
+            for op, fn in _operations(*functions, tree).items():
                 us = _time_us(fn, min_seconds)
                 results.append({"lib": lib, "structure": name, "op": op, "us": us})
     return results

@@ -91,12 +91,20 @@ class TracerArrayConversionError(JAXTypeError):
 
 
 class NonConcreteBooleanIndexError(JAXIndexError):
+    """A boolean mask index under a transformation: the result shape would depend on
+    the data. The message is JAX's (and the seed's); the traced function and the fix
+    come as a note, printed after it in tracebacks."""
+
     def __init__(self, tracer):
-        super().__init__(
-            f"Array boolean indices must be concrete; got {tracer.aval!r}\n"
-            "Boolean masks give results whose shape depends on the data, which cannot be "
-            "traced. Use jnp.where(mask, x, fill) or the `size=` argument of jnp.nonzero."
-        )
+        super().__init__(f"Array boolean indices must be concrete; got {tracer.aval!r}")
+        context = _tracing_context(tracer)
+        self.__notes__ = [
+            (context + "\n" if context else "")
+            + "A boolean mask selects a number of elements that depends on the data, so "
+            "the result has no static shape. Use jnp.where(mask, x, fill) to keep the "
+            "shape (e.g. jnp.where(mask, x, 0).sum()), or the `size=` argument of "
+            "jnp.nonzero to fix the number of selected elements."
+        ]
 
 
 class UnexpectedTracerError(JAXTypeError):

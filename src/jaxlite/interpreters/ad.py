@@ -41,6 +41,9 @@ map, zip = safe_map, safe_zip
 
 jvp_rules: dict = {}
 transpose_rules: dict = {}
+# partial_eval_rules[prim](trace, args, params) -> outputs: how a LinearizeTrace splits an
+# equation whose operands are partly known and partly tangent (for scan, while, cond).
+partial_eval_rules: dict = {}
 
 # ----------------------------------------------------------------------------------------
 # Symbolic zeros and tangent types
@@ -304,16 +307,74 @@ class LinearizeTrace(Trace):
     def __repr__(self):
         return "LinearizeTrace"
 
+    def is_unknown(self, x):
+        return isinstance(x, JaxprTracer) and x._trace is self.tangent_trace
+
     def process_primitive(self, prim, args, params):
-        tt = self.tangent_trace
-        for x in args:
-            if isinstance(x, JaxprTracer) and x._trace is tt:
-                return tt.process_primitive(prim, args, params)
-        return self.parent.process_primitive(prim, args, params)
+        unknown = [self.is_unknown(x) for x in args]
+        if not any(unknown):
+            return self.parent.process_primitive(prim, args, params)
+        rule = partial_eval_rules.get(prim)
+        if rule is not None and not all(unknown):
+            return rule(self, args, params)
+        return self.tangent_trace.process_primitive(prim, args, params)
 
     @property
     def is_live(self):
         return self.tangent_trace.is_live
+
+
+def partial_eval_jaxpr(closed, in_unknowns, instantiate=False):
+    """Split `closed` into a known part and an unknown part.
+
+    Returns `(known, unknown, out_unknowns, num_res)`: `known` maps the known inputs to
+    the known outputs followed by `num_res` residuals; `unknown` maps the residuals
+    followed by the unknown inputs to the unknown outputs. `instantiate` (a bool or one
+    per output) forces outputs to be unknown. Effectful equations whose inputs are all
+    known stay on the known side, so they run exactly once.
+    """
+    from jaxlite.core import Jaxpr, eval_jaxpr
+
+    known_trace, unknown_trace = DynamicJaxprTrace(), DynamicJaxprTrace()
+    router = LinearizeTrace(known_trace, unknown_trace)
+    args = [
+        unknown_trace.new_arg(a) if u else known_trace.new_arg(a)
+        for a, u in zip(closed.in_avals, in_unknowns)
+    ]
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * len(closed.jaxpr.outvars)
+    try:
+        with set_current_trace(router):
+            outs = eval_jaxpr(closed.jaxpr, closed.consts, *args)
+            out_unknowns = [router.is_unknown(o) for o in outs]
+            for i, (o, force) in enumerate(zip(outs, instantiate)):
+                if force and not out_unknowns[i]:
+                    with set_current_trace(unknown_trace):
+                        outs[i] = _forward_into(unknown_trace, o)
+                    out_unknowns[i] = True
+        unknown_part = unknown_trace.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
+        residuals = unknown_part.consts
+        uj = unknown_part.jaxpr
+        unknown = Jaxpr([], uj.constvars + uj.invars, uj.outvars, uj.eqns, uj.effects)
+        known_outs = [o for o, u in zip(outs, out_unknowns) if not u]
+        known = known_trace.to_jaxpr(known_outs + list(residuals))
+    finally:
+        known_trace.is_live = unknown_trace.is_live = False
+    from jaxlite.core import ClosedJaxpr
+
+    return known, ClosedJaxpr(unknown, []), out_unknowns, len(residuals)
+
+
+def _forward_into(trace, value):
+    """A tracer of `trace` equal to the known `value` (it becomes a residual)."""
+    var = trace.to_atom(value)
+    if type(var) is Literal:
+        from jaxlite import lax
+
+        return lax.convert_element_type_p.bind(
+            value, new_dtype=var.aval.dtype, weak_type=var.aval.weak_type
+        )
+    return JaxprTracer(trace, var)
 
 
 def linearize_flat(fun, primals):

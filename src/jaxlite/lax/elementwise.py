@@ -20,6 +20,7 @@ from jaxlite.core import (
     ShapedArray,
     Tracer,
     abstract_eval_rules,
+    get_aval,
     impl_rules,
     no_effects,
     weak_type_rules,
@@ -880,3 +881,33 @@ def select(pred, on_true, on_false):
 def clamp(min, x, max):  # noqa: A002
     min, x, max = lax_operands(min, x, max)
     return clamp_p.bind(min, x, max)
+
+
+# ----------------------------------------------------------------------------------------
+# stop_gradient: the identity, with a zero derivative
+
+
+def _stop_gradient_jvp(primals, tangents):
+    (x,) = primals
+    out = stop_gradient_p.bind(x)
+    return [out], [ad.Zero(ad.tangent_aval(get_aval(out)))]
+
+
+stop_gradient_p = Primitive("stop_gradient")
+impl_rules[stop_gradient_p] = lambda x: [x]
+abstract_eval_rules[stop_gradient_p] = lambda x: ([x], no_effects)
+ad.jvp_rules[stop_gradient_p] = _stop_gradient_jvp
+batching.defvectorized(stop_gradient_p)
+lowering_rules[stop_gradient_p] = inline("{}")
+
+
+def stop_gradient(x):
+    """The identity on values; its derivative is zero (leaves of a pytree)."""
+    from jaxlite import tree_util
+
+    def stop(leaf):
+        if not dtypes.issubdtype(dtypes.result_type(leaf), np.inexact):
+            return leaf
+        return stop_gradient_p.bind(leaf)
+
+    return tree_util.tree_map(stop, x)

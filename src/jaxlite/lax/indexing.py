@@ -171,8 +171,8 @@ def slice(operand_, start_indices, limit_indices, strides=None):  # noqa: A001
     """`operand[start:limit:stride, ...]` with static bounds (no clamping)."""
     x = operand(operand_)
     params = dict(
-        start_indices=tuple(map(operator.index, start_indices)),
         limit_indices=tuple(map(operator.index, limit_indices)),
+        start_indices=tuple(map(operator.index, start_indices)),
         strides=None if strides is None else tuple(map(operator.index, strides)),
     )
     _check_eagerly(slice_p, x, **params)

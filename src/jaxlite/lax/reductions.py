@@ -4,8 +4,8 @@ bitwise reduce_and, reduce_or, reduce_xor.
 Each one combines the elements along `axes` with a monoid, so an empty reduction gives
 the monoid's identity (0, 1, the dtype's lowest or highest value, all ones, zero), and
 the result keeps the operand's dtype: NumPy's habit of summing small integers in a wider
-type is undone by passing `dtype=` explicitly. Axes are kept in the order the caller gave
-them, as JAX prints them (`reduce_sum[axes=(1, 0)]`); jaxlite leaves out JAX's
+type is undone by passing `dtype=` explicitly. Axes are kept in the order the caller
+gave them, as JAX prints them (`reduce_sum[axes=(1, 0)]`); jaxlite leaves out JAX's
 `out_sharding=None` because it has one device.
 
 `defreducer` registers the recurring shape (a NumPy reduction `fn(x, axes)`); each
@@ -45,7 +45,7 @@ __all__ = [
     "reduce_xor_p",
 ]
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Shared checks
 
 
@@ -85,8 +85,8 @@ def _check_logical(name, dtype):
 def defreducer(prim, reduce_fn, check):
     """Register impl, abstract eval and lowering of a reduction primitive.
 
-    `reduce_fn(x, axes)` reduces a NumPy value over a tuple of axes and returns a value of
-    x's dtype; `check(name, dtype)` rejects the dtypes the primitive does not accept.
+    `reduce_fn(x, axes)` reduces a NumPy value over a tuple of axes and returns a value
+    of x's dtype; `check(name, dtype)` rejects the dtypes the primitive does not accept.
     """
     name = prim.name
 
@@ -106,7 +106,7 @@ def defreducer(prim, reduce_fn, check):
     lowering_rules[prim] = lowering
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # NumPy implementations (each keeps the operand's dtype)
 
 
@@ -164,7 +164,7 @@ def _np_xor(x, axes):
     return np.bitwise_xor.reduce(x, axis=axes, dtype=x.dtype)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Derivatives. The rules import `ad` when first called, so this module does not depend
 # on the AD interpreter being importable.
 
@@ -276,7 +276,7 @@ def _register_derivatives():
         ad.jvp_rules[prim] = _no_derivative_jvp(prim)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # The primitives, one registration block each
 
 reduce_sum_p = Primitive("reduce_sum")
@@ -303,7 +303,7 @@ defreducer(reduce_xor_p, _np_xor, _check_logical)
 _register_derivatives()
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Public functions
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -319,8 +319,8 @@ def _operand(name, x):
     if isinstance(x, (np.ndarray, np.generic)):
         return Array(dtypes.coerce_to_array(x))
     raise TypeError(
-        f"Error interpreting argument to {name} as a JAX value. The problematic value is "
-        f"of type {type(x)} and was passed to {name} at position 0."
+        f"Error interpreting argument to {name} as a JAX value. The problematic value "
+        f"is of type {type(x)} and was passed to {name} at position 0."
     )
 
 
@@ -339,12 +339,12 @@ def reduce_prod(operand, axes):
 
 
 def reduce_max(operand, axes):
-    """Maximum over `axes` (NaN propagates; complex numbers compare lexicographically)."""
+    """Maximum over `axes` (NaN propagates; complex compares lexicographically)."""
     return reduce_max_p.bind(_operand("reduce_max", operand), axes=_axes(axes))
 
 
 def reduce_min(operand, axes):
-    """Minimum over `axes` (NaN propagates; complex numbers compare lexicographically)."""
+    """Minimum over `axes` (NaN propagates; complex compares lexicographically)."""
     return reduce_min_p.bind(_operand("reduce_min", operand), axes=_axes(axes))
 
 

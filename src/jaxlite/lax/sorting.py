@@ -96,10 +96,19 @@ def _sort_abstract(*operands, dimension, is_stable, num_keys):
     return list(operands), no_effects
 
 
+def _sort_lowering(ctx, *operands, dimension, is_stable, num_keys):
+    if len(operands) == 1:
+        return f"[np.sort({operands[0]}, axis={dimension}, kind='stable')]"
+    fn = ctx.add_global(_sort_impl, "sort")
+    args = ", ".join(operands)
+    return f"{fn}({args}, dimension={dimension}, is_stable={is_stable}, num_keys={num_keys})"
+
+
 sort_p = Primitive("sort", multiple_results=True)
 impl_rules[sort_p] = _sort_impl
 abstract_eval_rules[sort_p] = _sort_abstract
 weak_type_rules[sort_p] = lambda in_weak, **_: list(in_weak)
+lowering_rules[sort_p] = _sort_lowering
 
 
 def sort(operand, dimension=-1, is_stable=True, num_keys=1):

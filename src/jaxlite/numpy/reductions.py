@@ -63,7 +63,7 @@ __all__ = [
 
 _AxisError = np.exceptions.AxisError  # a ValueError and an IndexError
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Arguments
 
 
@@ -74,7 +74,9 @@ def _arraylike(fun_name, *args):
 
 def _no_out(fun_name, out):
     if out is not None:
-        raise NotImplementedError(f"The 'out' argument to jnp.{fun_name} is not supported.")
+        raise NotImplementedError(
+            f"The 'out' argument to jnp.{fun_name} is not supported."
+        )
 
 
 def _static_axis(fun_name, axis):
@@ -152,7 +154,7 @@ def _broadcast_to(x, shape):
     return lax.broadcast_in_dim(x, shape, tuple(range(nd - len(x_shape), nd)))
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Dtype rules
 
 
@@ -205,7 +207,7 @@ def _user_dtype(dtype, fun_name):
     return dtypes.check_user_dtype_supported(dtype, fun_name)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # The monoid reductions
 
 
@@ -241,7 +243,11 @@ def _reduction(
         a = preproc(a)
     shape = tuple(np.shape(a))
     axes = reduction_axes(name, axis, len(shape))
-    if initial is None and not has_identity and builtins.any(shape[d] == 0 for d in axes):
+    if (
+        initial is None
+        and not has_identity
+        and builtins.any(shape[d] == 0 for d in axes)
+    ):
         raise ValueError(
             f"zero-size array to reduction operation {name} which has no identity"
         )
@@ -258,14 +264,16 @@ def _reduction(
     if computation_dtype == np.bool_ and bool_reduce_fn is not None:
         reduce_fn, op = bool_reduce_fn, bool_op
     if where is not None:
-        fill = lax.full(shape, _identity_value(computation_dtype, init_val))
+        fill_value = _identity_value(computation_dtype, init_val)
+        fill = lax.full(shape, fill_value, computation_dtype)
         a = lax.select(_broadcast_to(where, shape), a, fill)
     result = reduce_fn(a, axes)
     if initial is not None:
         initial = lax.convert_element_type(initial, computation_dtype)
         if np.shape(initial) != ():
             raise ValueError(
-                f"initial value must be a scalar. Got array of shape {np.shape(initial)}"
+                "initial value must be a scalar. Got array of shape "
+                f"{np.shape(initial)}"
             )
         result = op(initial, result)
     if keepdims:
@@ -296,12 +304,23 @@ def sum(  # noqa: A001
     """Sum of the elements over `axis`. bool and narrow integers sum in the default
     integer type unless `promote_integers=False`; float16 accumulates in float32."""
     return _reduction(
-        a, "sum", lax.reduce_sum, lax.add, 0, preproc=_cast_to_numeric,
-        bool_reduce_fn=lax.reduce_or, bool_op=lax.bitwise_or,
-        upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype, out=out,
-        keepdims=keepdims, initial=initial, where=where,
+        a,
+        "sum",
+        lax.reduce_sum,
+        lax.add,
+        0,
+        preproc=_cast_to_numeric,
+        bool_reduce_fn=lax.reduce_or,
+        bool_op=lax.bitwise_or,
+        upcast_f16_for_computation=dtype is None,
+        axis=axis,
+        dtype=dtype,
+        out=out,
+        keepdims=keepdims,
+        initial=initial,
+        where=where,
         promote_integers=promote_integers,
-    )  # fmt: skip
+    )
 
 
 def prod(
@@ -316,28 +335,57 @@ def prod(
 ):
     """Product of the elements over `axis` (dtype rules as `sum`)."""
     return _reduction(
-        a, "prod", lax.reduce_prod, lax.mul, 1, preproc=_cast_to_numeric,
-        bool_reduce_fn=lax.reduce_and, bool_op=lax.bitwise_and,
-        upcast_f16_for_computation=dtype is None, axis=axis, dtype=dtype, out=out,
-        keepdims=keepdims, initial=initial, where=where,
+        a,
+        "prod",
+        lax.reduce_prod,
+        lax.mul,
+        1,
+        preproc=_cast_to_numeric,
+        bool_reduce_fn=lax.reduce_and,
+        bool_op=lax.bitwise_and,
+        upcast_f16_for_computation=dtype is None,
+        axis=axis,
+        dtype=dtype,
+        out=out,
+        keepdims=keepdims,
+        initial=initial,
+        where=where,
         promote_integers=promote_integers,
-    )  # fmt: skip
+    )
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Maximum over `axis`. An empty reduction, or `where=`, needs `initial`."""
     return _reduction(
-        a, "max", lax.reduce_max, lax.max, -np.inf, has_identity=False, axis=axis,
-        out=out, keepdims=keepdims, initial=initial, where=where,
-    )  # fmt: skip
+        a,
+        "max",
+        lax.reduce_max,
+        lax.max,
+        -np.inf,
+        has_identity=False,
+        axis=axis,
+        out=out,
+        keepdims=keepdims,
+        initial=initial,
+        where=where,
+    )
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Minimum over `axis`. An empty reduction, or `where=`, needs `initial`."""
     return _reduction(
-        a, "min", lax.reduce_min, lax.min, np.inf, has_identity=False, axis=axis,
-        out=out, keepdims=keepdims, initial=initial, where=where,
-    )  # fmt: skip
+        a,
+        "min",
+        lax.reduce_min,
+        lax.min,
+        np.inf,
+        has_identity=False,
+        axis=axis,
+        out=out,
+        keepdims=keepdims,
+        initial=initial,
+        where=where,
+    )
 
 
 amax = max
@@ -347,17 +395,33 @@ amin = min
 def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
     """Whether every element over `axis` is true (non-zero)."""
     return _reduction(
-        a, "all", lax.reduce_and, lax.bitwise_and, True, preproc=_cast_to_bool,
-        axis=axis, out=out, keepdims=keepdims, where=where,
-    )  # fmt: skip
+        a,
+        "all",
+        lax.reduce_and,
+        lax.bitwise_and,
+        True,
+        preproc=_cast_to_bool,
+        axis=axis,
+        out=out,
+        keepdims=keepdims,
+        where=where,
+    )
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
     """Whether some element over `axis` is true (non-zero)."""
     return _reduction(
-        a, "any", lax.reduce_or, lax.bitwise_or, False, preproc=_cast_to_bool,
-        axis=axis, out=out, keepdims=keepdims, where=where,
-    )  # fmt: skip
+        a,
+        "any",
+        lax.reduce_or,
+        lax.bitwise_or,
+        False,
+        preproc=_cast_to_bool,
+        axis=axis,
+        out=out,
+        keepdims=keepdims,
+        where=where,
+    )
 
 
 def count_nonzero(a, axis=None, keepdims=False):
@@ -375,10 +439,12 @@ def ptp(a, axis=None, out=None, keepdims=False):
     """Peak to peak: `max - min` over `axis`."""
     _no_out("ptp", out)
     (a,) = _arraylike("ptp", a)
-    return lax.sub(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
+    return lax.sub(
+        max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims)
+    )
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Means and variances
 
 
@@ -419,11 +485,11 @@ def _var_dtypes(a_dtype, dtype):
     if dtype is not None:
         if not _is_complex(dtype) and _is_complex(a_dtype):
             raise ValueError(
-                "jax.numpy.var does not yet support real dtype parameters when computing "
-                "the variance of an array of complex values. The semantics of numpy.var "
-                "seem unclear in this case. Please comment on "
-                "https://github.com/jax-ml/jax/issues/2283 if this behavior is important "
-                "to you."
+                "jax.numpy.var does not yet support real dtype parameters when "
+                "computing the variance of an array of complex values. The semantics "
+                "of numpy.var seem unclear in this case. Please comment on "
+                "https://github.com/jax-ml/jax/issues/2283 if this behavior is "
+                "important to you."
             )
         computation_dtype = dtype
     elif not _is_inexact(a_dtype):
@@ -498,7 +564,8 @@ def _sub_broadcast(x, y):
 def _where(pred, on_true, on_false_scalar):
     """`select(pred, on_true, on_false_scalar)`, broadcasting pred and the scalar."""
     shape = tuple(np.shape(on_true))
-    fill = lax.full(shape, _identity_value(on_true.dtype, on_false_scalar))
+    dtype = np.dtype(on_true.dtype)
+    fill = lax.full(shape, _identity_value(dtype, on_false_scalar), dtype)
     if np.shape(pred) not in ((), shape):
         pred = _broadcast_to(pred, shape)
     return lax.select(pred, on_true, fill)
@@ -565,7 +632,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     return avg
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # NaN-ignoring reductions
 
 
@@ -573,8 +640,9 @@ def _isnan(x):
     return lax.ne(x, x)
 
 
-def _nan_reduction(name, a, reduction, init_val, nan_if_all_nan, axis, keepdims, where,
-                   **kwargs):  # fmt: skip
+def _nan_reduction(
+    name, a, reduction, init_val, nan_if_all_nan, axis, keepdims, where, **kwargs
+):
     (a,) = _arraylike(name, a)
     where = _check_where(name, where)
     if not _is_inexact(a.dtype):
@@ -588,44 +656,84 @@ def _nan_reduction(name, a, reduction, init_val, nan_if_all_nan, axis, keepdims,
         **kwargs,
     )
     if nan_if_all_nan:
-        return _where(lax.bitwise_not(all(nan, axis=axis, keepdims=keepdims)), out, np.nan)
+        return _where(
+            lax.bitwise_not(all(nan, axis=axis, keepdims=keepdims)), out, np.nan
+        )
     return out
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+def nansum(
+    a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None
+):
     """`sum` treating NaNs as zero."""
     if dtype is not None:
         dtype = _user_dtype(dtype, "nanprod")
     return _nan_reduction(
-        "nansum", a, sum, 0, False, axis, keepdims, where,
-        dtype=dtype, out=out, initial=initial,
-    )  # fmt: skip
+        "nansum",
+        a,
+        sum,
+        0,
+        False,
+        axis,
+        keepdims,
+        where,
+        dtype=dtype,
+        out=out,
+        initial=initial,
+    )
 
 
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+def nanprod(
+    a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None
+):
     """`prod` treating NaNs as one."""
     if dtype is not None:
         dtype = _user_dtype(dtype, "nanprod")
     return _nan_reduction(
-        "nanprod", a, prod, 1, False, axis, keepdims, where,
-        dtype=dtype, out=out, initial=initial,
-    )  # fmt: skip
+        "nanprod",
+        a,
+        prod,
+        1,
+        False,
+        axis,
+        keepdims,
+        where,
+        dtype=dtype,
+        out=out,
+        initial=initial,
+    )
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """`max` ignoring NaNs (NaN where every element is NaN and there is no `initial`)."""
+    """`max` ignoring NaNs (NaN where all are NaN and there is no `initial`)."""
     return _nan_reduction(
-        "nanmax", a, max, -np.inf, initial is None, axis, keepdims, where,
-        out=out, initial=initial,
-    )  # fmt: skip
+        "nanmax",
+        a,
+        max,
+        -np.inf,
+        initial is None,
+        axis,
+        keepdims,
+        where,
+        out=out,
+        initial=initial,
+    )
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-    """`min` ignoring NaNs (NaN where every element is NaN and there is no `initial`)."""
+    """`min` ignoring NaNs (NaN where all are NaN and there is no `initial`)."""
     return _nan_reduction(
-        "nanmin", a, min, np.inf, initial is None, axis, keepdims, where,
-        out=out, initial=initial,
-    )  # fmt: skip
+        "nanmin",
+        a,
+        min,
+        np.inf,
+        initial is None,
+        axis,
+        keepdims,
+        where,
+        out=out,
+        initial=initial,
+    )
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
@@ -642,8 +750,9 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     return lax.div(total, normalizer)
 
 
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
-           mean=None):  # noqa: A002  # fmt: skip
+def nanvar(
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None
+):  # noqa: A002
     """`var` of the non-NaN elements."""
     _no_out("nanvar", out)
     (a,) = _arraylike("nanvar", a)
@@ -670,27 +779,39 @@ def _nanvar(name, a, axis, dtype, ddof, keepdims, where, a_mean):
     empty = lax.le(normalizer, lax.full((), 0, normalizer.dtype))
     total = sum(centered, axes, keepdims=keepdims, where=where)
     total = _where(lax.bitwise_not(empty), total, np.nan)
-    divisor = lax.select(empty, lax.full(np.shape(empty), 1, normalizer.dtype), normalizer)
+    divisor = lax.select(
+        empty, lax.full(np.shape(empty), 1, normalizer.dtype), normalizer
+    )
     result = lax.div(total, lax.convert_element_type(divisor, total.dtype))
     return lax.convert_element_type(result, dtype)
 
 
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
-           mean=None):  # noqa: A002  # fmt: skip
+def nanstd(
+    a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None
+):  # noqa: A002
     """`std` of the non-NaN elements."""
     _no_out("nanstd", out)
     (a,) = _arraylike("nanstd", a)
     return lax.sqrt(_nanvar("nanstd", a, axis, dtype, ddof, keepdims, where, mean))
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Order statistics
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-             keepdims=False, *, weights=None):  # fmt: skip
+def quantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+):
     """The `q`-th quantiles (q in [0, 1], a scalar or a vector) over `axis`; the
     result's leading axis runs over `q`. NaN where a reduced slice holds a NaN."""
     a, q = _arraylike("quantile", a, q)
@@ -698,16 +819,35 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
 
 
-def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                keepdims=False, *, weights=None):  # fmt: skip
+def nanquantile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+):
     """`quantile` of the non-NaN elements."""
     a, q = _arraylike("nanquantile", a, q)
     _quantile_options("nanquantile", out, overwrite_input)
     return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
 
 
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-               keepdims=False, *, weights=None, out_sharding=None):  # fmt: skip
+def percentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+    out_sharding=None,
+):
     """`quantile` with `q` in percent."""
     a, q = _arraylike("percentile", a, q)
     _quantile_options("percentile", out, overwrite_input)
@@ -718,8 +858,17 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
 
 
-def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-                  keepdims=False, *, weights=None):  # fmt: skip
+def nanpercentile(
+    a,
+    q,
+    axis=None,
+    out=None,
+    overwrite_input=False,
+    method="linear",
+    keepdims=False,
+    *,
+    weights=None,
+):
     """`nanquantile` with `q` in percent."""
     a, q = _arraylike("nanpercentile", a, q)
     _quantile_options("nanpercentile", out, overwrite_input)
@@ -762,15 +911,16 @@ def _quantile(name, a, q, axis, method, keepdims, squash_nans, weights):
             raise ValueError("Weights cannot be complex types.")
         if method != "inverted_cdf":
             raise NotImplementedError(
-                f"{method} doesn't support weights. Only method 'inverted_cdf' supports "
-                "weights."
+                f"{method} doesn't support weights. Only method 'inverted_cdf' "
+                "supports weights."
             )
         a, weights = promote_dtypes_inexact(a, weights)
     else:
         (a,) = promote_dtypes_inexact(a)
     if _is_complex(a.dtype):
         raise ValueError(
-            "quantile does not support complex input, as the operation is poorly defined."
+            "quantile does not support complex input, as the operation is poorly "
+            "defined."
         )
     if np.ndim(q) > 1:
         raise ValueError(f"q must be have rank <= 1, got shape {np.shape(q)}")
@@ -815,9 +965,7 @@ def _weights_like(weights, shape, axes, axis):
         raise ValueError("Weights shape must match 'a' shape when axis is None.")
     reduced = tuple(shape[d] for d in axes)
     if w_shape != reduced:
-        raise ValueError(
-            f"Weights shape {w_shape} must match reduction axes {reduced}"
-        )
+        raise ValueError(f"Weights shape {w_shape} must match reduction axes {reduced}")
     order = sorted(range(len(axes)), key=lambda i: axes[i])
     weights = lax.transpose(weights, order)
     return lax.broadcast_in_dim(weights, shape, tuple(sorted(axes)))
@@ -857,7 +1005,9 @@ def _sorted_quantile(x, q, method, squash_nans, weights):
     q = lax.broadcast_in_dim(q, out_shape, tuple(range(q_ndim)))
     if squash_nans:
         count = sum(lax.bitwise_not(_isnan(x)), axis=last, dtype=q_dtype)
-        count = lax.broadcast_in_dim(count, out_shape, tuple(range(q_ndim, len(out_shape))))
+        count = lax.broadcast_in_dim(
+            count, out_shape, tuple(range(q_ndim, len(out_shape)))
+        )
     else:
         count = lax.full(out_shape, n, q_dtype)
     if method == "inverted_cdf":
@@ -928,7 +1078,9 @@ def _weighted_cdf_index(x, q, weights, q_ndim, last):
         )
     out_shape = tuple(np.shape(q))
     bad = lax.bitwise_or(lax.lt(weights, lax.full_like(weights, 0)), _isnan(weights))
-    clean = lax.select(lax.bitwise_or(bad, _isnan(x)), lax.full_like(weights, 0), weights)
+    clean = lax.select(
+        lax.bitwise_or(bad, _isnan(x)), lax.full_like(weights, 0), weights
+    )
     cum = cumsum(clean, axis=last)
     total = lax.reduce_max(cum, (last,))
     total = lax.broadcast_in_dim(total, out_shape, tuple(range(q_ndim, len(out_shape))))
@@ -940,5 +1092,7 @@ def _weighted_cdf_index(x, q, weights, q_ndim, last):
     below = lax.convert_element_type(lax.lt(cum_b, target_b), q.dtype)
     index = lax.reduce_sum(below, (nd - 1,))
     any_bad = lax.reduce_or(bad, (last,))
-    any_bad = lax.broadcast_in_dim(any_bad, out_shape, tuple(range(q_ndim, len(out_shape))))
+    any_bad = lax.broadcast_in_dim(
+        any_bad, out_shape, tuple(range(q_ndim, len(out_shape)))
+    )
     return index, any_bad
