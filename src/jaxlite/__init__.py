@@ -33,8 +33,9 @@ from jaxlite.api_autodiff import (
     vjp,
 )
 from jaxlite.api_vmap import vmap
+from jaxlite.ad_checkpoint import checkpoint, remat
 from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp
-from jaxlite import dtypes, errors, lax, numpy, tree, tree_util
+from jaxlite import ad_checkpoint, dtypes, errors, lax, numpy, tree, tree_util
 
 jacobian = jacrev
 
@@ -42,6 +43,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Array",
+    "checkpoint",
+    "remat",
     "custom_jvp",
     "custom_vjp",
     "grad",

@@ -79,7 +79,9 @@ def _tangent_leaf(t, p, where):
 
 def jvp(fun, primals, tangents, has_aux=False):
     """Forward-mode: `(fun(*primals), d fun(primals) . tangents)`."""
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+    if not isinstance(primals, (tuple, list)) or not isinstance(
+        tangents, (tuple, list)
+    ):
         raise TypeError(
             "primal and tangent arguments to jax.jvp must be tuples or lists; found "
             f"{type(primals).__name__} and {type(tangents).__name__}."
@@ -94,7 +96,9 @@ def jvp(fun, primals, tangents, has_aux=False):
         )
     p_leaves = [_as_value(p) for p in p_leaves]
     t_leaves = [
-        _tangent_leaf(_as_value(t) if get_aval(t).dtype != dtypes.float0 else t, p, "jvp")
+        _tangent_leaf(
+            _as_value(t) if get_aval(t).dtype != dtypes.float0 else t, p, "jvp"
+        )
         for p, t in zip(p_leaves, t_leaves)
     ]
     flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
@@ -146,7 +150,9 @@ def vjp(fun, *primals, has_aux=False):
     outs, aux = split_aux(box, outs)
     out_tree = box["tree"]
     out_avals = [get_aval(o) for o in outs]
-    aux_cts = [ad.Zero(ad.tangent_aval(get_aval(a))) for a in tree_util.tree_leaves(aux)]
+    aux_cts = [
+        ad.Zero(ad.tangent_aval(get_aval(a))) for a in tree_util.tree_leaves(aux)
+    ]
 
     def f_vjp(cotangent):
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
@@ -164,8 +170,11 @@ def vjp(fun, *primals, has_aux=False):
                     f"{ct_aval.shape} must be the same as the shape of corresponding "
                     f"primal input {aval.shape}."
                 )
-            cts.append(ad.Zero(ad.tangent_aval(aval)) if ct_aval.dtype == dtypes.float0
-                       else _as_value(ct))
+            cts.append(
+                ad.Zero(ad.tangent_aval(aval))
+                if ct_aval.dtype == dtypes.float0
+                else _as_value(ct)
+            )
         cts_in = vjp_flat_fun(cts + aux_cts)
         cts_in = [_zero_cotangent(ct, p) for ct, p in zip(cts_in, p_leaves)]
         return tree_util.tree_unflatten(p_tree, cts_in)
@@ -210,8 +219,9 @@ def _check_scalar(out):
         )
 
 
-def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
-                   reduce_axes=()):
+def value_and_grad(
+    fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()
+):
     """A function returning `(fun(*args), grad of fun with respect to args[argnums])`."""
     int_argnums = isinstance(argnums, int)
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
@@ -252,8 +262,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     return value_and_grad_f
 
 
-def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
-         reduce_axes=()):
+def grad(
+    fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()
+):
     """The gradient of scalar-output `fun` with respect to `args[argnums]`."""
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
@@ -276,16 +287,24 @@ def _std_basis(leaves):
     out, start = [], 0
     for x, n in zip(leaves, sizes):
         aval = get_aval(x)
-        out.append(Array(eye[:, start : start + n].reshape((total, *aval.shape)).astype(
-            ad.tangent_dtype(aval.dtype) if dtypes.issubdtype(aval.dtype, np.inexact)
-            else dtype)))
+        out.append(
+            Array(
+                eye[:, start : start + n]
+                .reshape((total, *aval.shape))
+                .astype(
+                    ad.tangent_dtype(aval.dtype)
+                    if dtypes.issubdtype(aval.dtype, np.inexact)
+                    else dtype
+                )
+            )
+        )
         start += n
     return out, total
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian by forward mode: one JVP per input element (vectorized with vmap)."""
-    from jaxlite.api import vmap
+    from jaxlite.api_vmap import vmap
 
     int_argnums = isinstance(argnums, int)
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
@@ -307,8 +326,12 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 
         def push(*tangent_leaves):
             tangents = tree_util.tree_unflatten(d_tree, tangent_leaves)
-            return jvp(partial_fun, tree_util.tree_unflatten(d_tree, d_leaves),
-                       tangents, has_aux=has_aux)
+            return jvp(
+                partial_fun,
+                tree_util.tree_unflatten(d_tree, d_leaves),
+                tangents,
+                has_aux=has_aux,
+            )
 
         if has_aux:
             out, jac_cols, aux = vmap(push, out_axes=(None, -1, None))(*basis)
@@ -348,7 +371,7 @@ def _slice_last(x, start, stop):
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """Jacobian by reverse mode: one VJP per output element (vectorized with vmap)."""
     from jaxlite import lax
-    from jaxlite.api import vmap
+    from jaxlite.api_vmap import vmap
 
     int_argnums = isinstance(argnums, int)
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
@@ -379,7 +402,9 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             for o in o_leaves:
                 shape = get_aval(o).shape
                 n = int(np.prod(shape, dtype=np.int64))
-                block = lax.slice(r, (start,) + (0,) * len(in_shape), (start + n, *in_shape))
+                block = lax.slice(
+                    r, (start,) + (0,) * len(in_shape), (start + n, *in_shape)
+                )
                 blocks.append(lax.reshape(block, (*shape, *in_shape)))
                 start += n
             per_input.append(blocks)
@@ -387,7 +412,9 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         # Jacobian layout: output tree outer, input tree inner (as JAX).
         jac_leaves = []
         for k in range(len(o_leaves)):
-            inner = tree_util.tree_unflatten(in_tree, [blocks[k] for blocks in per_input])
+            inner = tree_util.tree_unflatten(
+                in_tree, [blocks[k] for blocks in per_input]
+            )
             jac_leaves.append(inner[0] if int_argnums else inner)
         jac = tree_util.tree_unflatten(o_tree, jac_leaves)
         return (jac, aux) if has_aux else jac
@@ -420,7 +447,8 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         cts = [_as_value(c) for c in ct_leaves]
         cts_in = ad.backward_pass(closed.jaxpr, closed.consts, cts)
         cts_in = [
-            ad.zeros_like_aval(a) if type(c) is ad.Zero else c for c, a in zip(cts_in, in_avals)
+            ad.zeros_like_aval(a) if type(c) is ad.Zero else c
+            for c, a in zip(cts_in, in_avals)
         ]
         return tree_util.tree_unflatten(p_tree, cts_in)
 

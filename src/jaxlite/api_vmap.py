@@ -42,7 +42,9 @@ def _check_axis(axis, ndim, what):
     return axis
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
+def vmap(
+    fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None
+):
     """Vectorise `fun` over axis `in_axes` of its arguments (JAX's semantics)."""
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
@@ -63,7 +65,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         from jaxlite.numpy import asarray
 
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        axes_prefix = (in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args), 0)
+        axes_prefix = (
+            in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args),
+            0,
+        )
         dims = broadcast_prefix(axes_prefix, (args, kwargs), "in_axes")
         vals, in_dims, sizes = [], [], []
         for i, (x, d) in enumerate(zip(leaves, dims)):
@@ -116,8 +121,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
         outs, out_dims = batching.vmap_flat(flat_fun, size, vals, in_dims, axis_name)
         out_tree = out_box["tree"]
-        out_spec = broadcast_prefix(out_axes, tree_util.tree_unflatten(out_tree, outs),
-                                    "out_axes")
+        out_spec = broadcast_prefix(
+            out_axes, tree_util.tree_unflatten(out_tree, outs), "out_axes"
+        )
         results = []
         for o, d, spec in zip(outs, out_dims, out_spec):
             if spec is None:

@@ -352,7 +352,9 @@ def partial_eval_jaxpr(closed, in_unknowns, instantiate=False):
                     with set_current_trace(unknown_trace):
                         outs[i] = _forward_into(unknown_trace, o)
                     out_unknowns[i] = True
-        unknown_part = unknown_trace.to_jaxpr([o for o, u in zip(outs, out_unknowns) if u])
+        unknown_part = unknown_trace.to_jaxpr(
+            [o for o, u in zip(outs, out_unknowns) if u]
+        )
         residuals = unknown_part.consts
         uj = unknown_part.jaxpr
         unknown = Jaxpr([], uj.constvars + uj.invars, uj.outvars, uj.eqns, uj.effects)
@@ -469,7 +471,9 @@ def backward_pass(jaxpr, consts, cts_out):
             continue
         cts = [Zero(v.aval) if ct is None else ct for v, ct in zip(eqn.outvars, cts)]
         args = [
-            UndefinedPrimal(x.aval) if type(x) is not Literal and x in linear else read(x)
+            UndefinedPrimal(x.aval)
+            if type(x) is not Literal and x in linear
+            else read(x)
             for x in eqn.invars
         ]
         rule = transpose_rules.get(eqn.primitive)

@@ -80,7 +80,8 @@ class BatchTrace(Trace):
                 )
             outs, out_dims = rule(self.axis_size, vals, dims, **params)
         return [
-            v if d is not_mapped else BatchTracer(self, v, d) for v, d in zip(outs, out_dims)
+            v if d is not_mapped else BatchTracer(self, v, d)
+            for v, d in zip(outs, out_dims)
         ]
 
 
@@ -144,13 +145,18 @@ def broadcast_batched_operands(vals, dims):
             if r == 0:
                 out.append(v)
             else:
-                out.append(lax.broadcast_in_dim(v, (1, *np.shape(v)), tuple(range(1, r + 1))))
+                out.append(
+                    lax.broadcast_in_dim(v, (1, *np.shape(v)), tuple(range(1, r + 1)))
+                )
             continue
         v = moveaxis(v, d, 0)
         if r < rank:
             shape = np.shape(v)
-            v = lax.broadcast_in_dim(v, (shape[0],) + (1,) * (rank - r) + shape[1:],
-                                     (0, *range(rank - r + 1, rank + 1)))
+            v = lax.broadcast_in_dim(
+                v,
+                (shape[0],) + (1,) * (rank - r) + shape[1:],
+                (0, *range(rank - r + 1, rank + 1)),
+            )
         out.append(v)
     return out
 
@@ -193,7 +199,8 @@ def batch_jaxpr(closed: ClosedJaxpr, axis_size, in_dims, out_dims_wanted=None):
     def fun(*args):
         trace = BatchTrace(current_trace(), axis_size)
         tracers = [
-            a if d is not_mapped else BatchTracer(trace, a, d) for a, d in zip(args, in_dims)
+            a if d is not_mapped else BatchTracer(trace, a, d)
+            for a, d in zip(args, in_dims)
         ]
         with set_current_trace(trace):
             outs = eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
@@ -229,7 +236,8 @@ def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=None):
     """Run `fun(*vals) -> list` batched; returns (values, their batch dims)."""
     trace = BatchTrace(current_trace(), axis_size, axis_name)
     tracers = [
-        v if d is not_mapped else BatchTracer(trace, v, d) for v, d in zip(in_vals, in_dims)
+        v if d is not_mapped else BatchTracer(trace, v, d)
+        for v, d in zip(in_vals, in_dims)
     ]
     with set_current_trace(trace):
         outs = fun(*tracers)

@@ -212,7 +212,9 @@ def abstractify(x) -> ShapedArray:
     """The aval of a jit argument, with a clear TypeError for non-JAX values."""
     if isinstance(x, (Tracer, Array)):
         return x.aval
-    if type(x) in (int, float, bool, complex) or isinstance(x, (np.ndarray, np.generic)):
+    if type(x) in (int, float, bool, complex) or isinstance(
+        x, (np.ndarray, np.generic)
+    ):
         dtype, weak = dtypes.dtype_and_weak(x)
         return ShapedArray(np.shape(x), dtype, weak)
     raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")

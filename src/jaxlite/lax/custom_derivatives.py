@@ -66,8 +66,9 @@ class CustomJVPCallPrimitive(Primitive):
     def bind(self, *args, name, fun=None, call_jaxpr=None, jvp, symbolic_zeros=False):
         if fun is None:
             fun = _jaxpr_fun(call_jaxpr)
-        return _state.trace.process_custom_jvp_call(self, fun, jvp, args, name,
-                                                    symbolic_zeros)
+        return _state.trace.process_custom_jvp_call(
+            self, fun, jvp, args, name, symbolic_zeros
+        )
 
 
 def _jaxpr_fun(closed):
@@ -94,11 +95,14 @@ def _jaxpr_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
 
 
 def _jvp_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
-    primals, tangents = zip(*(self.to_primal_tangent(x) for x in args)) if args else ((), ())
+    primals, tangents = (
+        zip(*(self.to_primal_tangent(x) for x in args)) if args else ((), ())
+    )
     with set_current_trace(self.parent):
         if all(type(t) is Zero for t in tangents):
-            return prim.bind(*primals, name=name, fun=fun, jvp=jvp,
-                             symbolic_zeros=symbolic_zeros)
+            return prim.bind(
+                *primals, name=name, fun=fun, jvp=jvp, symbolic_zeros=symbolic_zeros
+            )
         tangents = [t if symbolic_zeros else ad.instantiate(t) for t in tangents]
         outs, out_tangents = jvp(list(primals), list(tangents))
     return [self.lift(p, t) for p, t in zip(outs, out_tangents)]
@@ -106,11 +110,15 @@ def _jvp_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
 
 def _linearize_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
     tt = self.tangent_trace
-    target = tt if any(isinstance(x, JaxprTracer) and x._trace is tt for x in args) else (
-        self.parent
+    target = (
+        tt
+        if any(isinstance(x, JaxprTracer) and x._trace is tt for x in args)
+        else (self.parent)
     )
     with set_current_trace(target):
-        return prim.bind(*args, name=name, fun=fun, jvp=jvp, symbolic_zeros=symbolic_zeros)
+        return prim.bind(
+            *args, name=name, fun=fun, jvp=jvp, symbolic_zeros=symbolic_zeros
+        )
 
 
 def _batch_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
@@ -130,14 +138,16 @@ def _batch_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
 
         t_dims = [d for d in dims]
         tangents = [ad.instantiate(t) for t in tangents]
-        outs, out_dims = batching.vmap_flat(flat, size, [*primals, *tangents],
-                                            [*dims, *t_dims])
+        outs, out_dims = batching.vmap_flat(
+            flat, size, [*primals, *tangents], [*dims, *t_dims]
+        )
         outs = [batching.bdim_at_front(o, d, size) for o, d in zip(outs, out_dims)]
         return outs[: len(outs) // 2], outs[len(outs) // 2 :]
 
     with set_current_trace(self.parent):
-        outs = prim.bind(*vals, name=name, fun=fun_batched, jvp=jvp_batched,
-                         symbolic_zeros=False)
+        outs = prim.bind(
+            *vals, name=name, fun=fun_batched, jvp=jvp_batched, symbolic_zeros=False
+        )
     return [batching.BatchTracer(self, o, 0) for o in outs]
 
 
@@ -195,8 +205,10 @@ class custom_jvp:  # noqa: N801  (JAX's name)
                 if fn is None:
                     continue
                 term = fn(t, out, *primals)
-                out_t = term if out_t is None else tree_util.tree_map(
-                    lambda a, b: a + b, out_t, term
+                out_t = (
+                    term
+                    if out_t is None
+                    else tree_util.tree_map(lambda a, b: a + b, out_t, term)
                 )
             if out_t is None:
                 out_t = tree_util.tree_map(lambda o: o * 0, out)
@@ -255,8 +267,13 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             return out_leaves, t_leaves
 
         flat_jvp.__name__ = _name(self.jvp)
-        outs = custom_jvp_call_p.bind(*leaves, name=_name(self.fun), fun=flat_fun,
-                                      jvp=flat_jvp, symbolic_zeros=self.symbolic_zeros)
+        outs = custom_jvp_call_p.bind(
+            *leaves,
+            name=_name(self.fun),
+            fun=flat_fun,
+            jvp=flat_jvp,
+            symbolic_zeros=self.symbolic_zeros,
+        )
         return tree_util.tree_unflatten(out_tree_box[-1], outs)
 
 
@@ -273,7 +290,9 @@ def _as_jax_value(x):
 
 
 class CustomVJPCallPrimitive(Primitive):
-    def bind(self, *args, name, fun=None, call_jaxpr=None, fwd, bwd, symbolic_zeros=False):
+    def bind(
+        self, *args, name, fun=None, call_jaxpr=None, fwd, bwd, symbolic_zeros=False
+    ):
         if fun is None:
             fun = _jaxpr_fun(call_jaxpr)
         return _state.trace.process_custom_vjp_call(self, fun, fwd, bwd, args, name)
@@ -296,7 +315,9 @@ def _jaxpr_custom_vjp(self, prim, fun, fwd, bwd, args, name):
 
 
 def _jvp_custom_vjp(self, prim, fun, fwd, bwd, args, name):
-    primals, tangents = zip(*(self.to_primal_tangent(x) for x in args)) if args else ((), ())
+    primals, tangents = (
+        zip(*(self.to_primal_tangent(x) for x in args)) if args else ((), ())
+    )
     with set_current_trace(self.parent):
         if all(type(t) is Zero for t in tangents):
             return prim.bind(*primals, name=name, fun=fun, fwd=fwd, bwd=bwd)
@@ -304,7 +325,11 @@ def _jvp_custom_vjp(self, prim, fun, fwd, bwd, args, name):
         tangents = [ad.instantiate(t) for t in tangents]
         out_avals = [ad.tangent_aval(get_aval(o)) for o in outs]
         out_tangents = custom_lin_p.bind(
-            *residuals, *tangents, num_res=len(residuals), bwd=bwd, out_avals=out_avals,
+            *residuals,
+            *tangents,
+            num_res=len(residuals),
+            bwd=bwd,
+            out_avals=out_avals,
             in_avals=[ad.tangent_aval(get_aval(p)) for p in primals],
         )
     return [self.lift(p, t) for p, t in zip(outs, out_tangents)]
@@ -341,13 +366,15 @@ def _batch_custom_vjp(self, prim, fun, fwd, bwd, args, name):
             return [ad.instantiate(c) for c in bwd(ys[: len(res)], ys[len(res) :])]
 
         cts = [ad.instantiate(c) for c in cts]
-        outs, out_dims = batching.vmap_flat(flat, size, [*res, *cts],
-                                            [0] * (len(res) + len(cts)))
+        outs, out_dims = batching.vmap_flat(
+            flat, size, [*res, *cts], [0] * (len(res) + len(cts))
+        )
         return front(outs, out_dims)
 
     with set_current_trace(self.parent):
-        outs = prim.bind(*vals, name=name, fun=fun_batched, fwd=fwd_batched,
-                         bwd=bwd_batched)
+        outs = prim.bind(
+            *vals, name=name, fun=fun_batched, fwd=fwd_batched, bwd=bwd_batched
+        )
     return [batching.BatchTracer(self, o, 0) for o in outs]
 
 
@@ -462,7 +489,9 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                     f"Custom VJP bwd rule {_name(self.bwd)} must produce a tuple of "
                     f"cotangents, one per primal input, got {type(cts_in).__name__}."
                 )
-            expected = tuple(tree_util.tree_unflatten(in_tree, [0] * in_tree.num_leaves))
+            expected = tuple(
+                tree_util.tree_unflatten(in_tree, [0] * in_tree.num_leaves)
+            )
             if len(cts_in) != len(expected):
                 raise TypeError(
                     f"Custom VJP bwd rule must produce an output with the same container "
@@ -481,7 +510,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
             return [None if c is None else c for c in flat]
 
         flat_fwd.__name__, flat_bwd.__name__ = _name(self.fwd), _name(self.bwd)
-        outs = custom_vjp_call_p.bind(*leaves, name=_name(self.fun), fun=flat_fun,
-                                      fwd=flat_fwd, bwd=flat_bwd)
+        outs = custom_vjp_call_p.bind(
+            *leaves, name=_name(self.fun), fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd
+        )
         return tree_util.tree_unflatten(box["out_tree"], outs)
-

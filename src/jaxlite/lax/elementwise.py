@@ -110,13 +110,29 @@ def _giles(w, t):
     small = t < 5
     ts = t - 2.5
     p = 2.81022636e-08
-    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-              -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):
+    for c in (
+        3.43273939e-07,
+        -3.5233877e-06,
+        -4.39150654e-06,
+        0.00021858087,
+        -0.00125372503,
+        -0.00417768164,
+        0.246640727,
+        1.50140941,
+    ):
         p = c + p * ts
     tl = np.sqrt(np.maximum(t, 0)) - 3
     q = -0.000200214257
-    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-              -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
+    for c in (
+        0.000100950558,
+        0.00134934322,
+        -0.00367342844,
+        0.00573950773,
+        -0.0076224613,
+        0.00943887047,
+        1.00167406,
+        2.83297682,
+    ):
         q = c + q * tl
     return np.where(small, p, q) * w
 
@@ -165,36 +181,64 @@ _UNARY = [
     ("log", np.log, INEXACT, "np.log({})", lambda t, y, x: div(t, x)),
     ("log1p", np.log1p, INEXACT, "np.log1p({})", lambda t, y, x: div(t, add(x, 1.0))),
     ("expm1", np.expm1, INEXACT, "np.expm1({})", lambda t, y, x: mul(t, add(y, 1.0))),
-    ("tanh", np.tanh, INEXACT, "np.tanh({})",
-     lambda t, y, x: mul(t, sub(1.0, mul(y, y)))),
-    ("logistic", _logistic, INEXACT, None,
-     lambda t, y, x: mul(t, mul(y, sub(1.0, y)))),
+    (
+        "tanh",
+        np.tanh,
+        INEXACT,
+        "np.tanh({})",
+        lambda t, y, x: mul(t, sub(1.0, mul(y, y))),
+    ),
+    ("logistic", _logistic, INEXACT, None, lambda t, y, x: mul(t, mul(y, sub(1.0, y)))),
     ("sin", np.sin, INEXACT, "np.sin({})", lambda t, y, x: mul(t, cos(x))),
     ("cos", np.cos, INEXACT, "np.cos({})", lambda t, y, x: neg(mul(t, sin(x)))),
     ("tan", np.tan, INEXACT, "np.tan({})", lambda t, y, x: mul(t, add(1.0, mul(y, y)))),
     ("asin", np.arcsin, INEXACT, "np.arcsin({})", _d_asin),
     ("acos", np.arccos, INEXACT, "np.arccos({})", _d_acos),
-    ("atan", np.arctan, INEXACT, "np.arctan({})",
-     lambda t, y, x: div(t, add(1.0, mul(x, x)))),
+    (
+        "atan",
+        np.arctan,
+        INEXACT,
+        "np.arctan({})",
+        lambda t, y, x: div(t, add(1.0, mul(x, x))),
+    ),
     ("sinh", np.sinh, INEXACT, "np.sinh({})", lambda t, y, x: mul(t, cosh(x))),
     ("cosh", np.cosh, INEXACT, "np.cosh({})", lambda t, y, x: mul(t, sinh(x))),
-    ("asinh", np.arcsinh, INEXACT, "np.arcsinh({})",
-     lambda t, y, x: mul(t, rsqrt(add(mul(x, x), 1.0)))),
+    (
+        "asinh",
+        np.arcsinh,
+        INEXACT,
+        "np.arcsinh({})",
+        lambda t, y, x: mul(t, rsqrt(add(mul(x, x), 1.0))),
+    ),
     ("acosh", np.arccosh, INEXACT, "np.arccosh({})", _d_acosh),
-    ("atanh", np.arctanh, INEXACT, "np.arctanh({})",
-     lambda t, y, x: div(t, sub(1.0, mul(x, x)))),
+    (
+        "atanh",
+        np.arctanh,
+        INEXACT,
+        "np.arctanh({})",
+        lambda t, y, x: div(t, sub(1.0, mul(x, x))),
+    ),
     ("sqrt", np.sqrt, INEXACT, "np.sqrt({})", lambda t, y, x: div(t, mul(y, 2.0))),
-    ("rsqrt", _rsqrt, INEXACT, None,
-     lambda t, y, x: mul(t, mul(-0.5, div(y, x)))),
+    ("rsqrt", _rsqrt, INEXACT, None, lambda t, y, x: mul(t, mul(-0.5, div(y, x)))),
     ("cbrt", np.cbrt, FLOAT, "np.cbrt({})", _d_cbrt),
     ("not", np.invert, INT_OR_BOOL, "np.invert({})", None),
     ("conj", np.conjugate, INEXACT, "np.conjugate({})", "linear"),
     ("erf", _vectorize_math(math.erf), FLOAT, None, _d_erf),
-    ("erfc", _vectorize_math(math.erfc), FLOAT, None,
-     lambda t, y, x: neg(_d_erf(t, y, x))),
+    (
+        "erfc",
+        _vectorize_math(math.erfc),
+        FLOAT,
+        None,
+        lambda t, y, x: neg(_d_erf(t, y, x)),
+    ),
     ("erf_inv", _erf_inv, FLOAT, None, _d_erf_inv),
-    ("lgamma", _vectorize_math(math.lgamma), FLOAT, None,
-     lambda t, y, x: mul(t, digamma(x))),
+    (
+        "lgamma",
+        _vectorize_math(math.lgamma),
+        FLOAT,
+        None,
+        lambda t, y, x: mul(t, digamma(x)),
+    ),
 ]
 
 
@@ -216,19 +260,33 @@ for _name, _fn, _kinds, _expr, _d in _UNARY:
     else:
         ad.defjvp_with_output(_prim, None if _d is None else _unary_derivative(_d))
 
-neg_p, sign_p, floor_p, ceil_p = (_unary_prims[n] for n in ("neg", "sign", "floor", "ceil"))
+neg_p, sign_p, floor_p, ceil_p = (
+    _unary_prims[n] for n in ("neg", "sign", "floor", "ceil")
+)
 is_finite_p = _unary_prims["is_finite"]
 exp_p, exp2_p, log_p, log1p_p, expm1_p = (
     _unary_prims[n] for n in ("exp", "exp2", "log", "log1p", "expm1")
 )
 tanh_p, logistic_p = _unary_prims["tanh"], _unary_prims["logistic"]
 sin_p, cos_p, tan_p = _unary_prims["sin"], _unary_prims["cos"], _unary_prims["tan"]
-asin_p, acos_p, atan_p = _unary_prims["asin"], _unary_prims["acos"], _unary_prims["atan"]
+asin_p, acos_p, atan_p = (
+    _unary_prims["asin"],
+    _unary_prims["acos"],
+    _unary_prims["atan"],
+)
 sinh_p, cosh_p = _unary_prims["sinh"], _unary_prims["cosh"]
 asinh_p, acosh_p, atanh_p = (_unary_prims[n] for n in ("asinh", "acosh", "atanh"))
-sqrt_p, rsqrt_p, cbrt_p = _unary_prims["sqrt"], _unary_prims["rsqrt"], _unary_prims["cbrt"]
+sqrt_p, rsqrt_p, cbrt_p = (
+    _unary_prims["sqrt"],
+    _unary_prims["rsqrt"],
+    _unary_prims["cbrt"],
+)
 not_p, conj_p = _unary_prims["not"], _unary_prims["conj"]
-erf_p, erfc_p, erf_inv_p = _unary_prims["erf"], _unary_prims["erfc"], _unary_prims["erf_inv"]
+erf_p, erfc_p, erf_inv_p = (
+    _unary_prims["erf"],
+    _unary_prims["erfc"],
+    _unary_prims["erf_inv"],
+)
 lgamma_p = _unary_prims["lgamma"]
 
 
@@ -246,8 +304,11 @@ def _digamma_np(x):
         acc = acc - np.where(small, 1.0 / w, 0.0)
         w = np.where(small, w + 1, w)
     inv2 = 1.0 / (w * w)
-    series = np.log(w) - 0.5 / w - inv2 * (
-        1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132)))
+    series = (
+        np.log(w)
+        - 0.5 / w
+        - inv2
+        * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
     )
     out = acc + series
     out = np.where(reflect, out - np.pi / np.tan(np.pi * v), out)
@@ -292,9 +353,7 @@ batching.defvectorized(real_p)
 
 imag_p = Primitive("imag")
 defunary(imag_p, np.imag, COMPLEX, out_dtype=_real_dtype, expr="np.imag({})")
-ad.deflinear(
-    imag_p, lambda ct, x: [mul(convert_element_type(ct, x.aval.dtype), -1j)]
-)
+ad.deflinear(imag_p, lambda ct, x: [mul(convert_element_type(ct, x.aval.dtype), -1j)])
 batching.defvectorized(imag_p)
 
 
@@ -404,7 +463,9 @@ def unbroadcast(aval, ct):
         return ct
     if not aval.shape:
         return reduce_sum(ct, tuple(range(len(shape))))
-    axes = tuple(i for i, (a, c) in enumerate(zip(aval.shape, shape)) if a == 1 and c != 1)
+    axes = tuple(
+        i for i, (a, c) in enumerate(zip(aval.shape, shape)) if a == 1 and c != 1
+    )
     return reshape(reduce_sum(ct, axes), aval.shape)
 
 
@@ -583,8 +644,15 @@ ad.defjvp_with_output(pow_p, _pow_jvp_x, _pow_jvp_y)
 ad.jvp_rules[max_p] = _minmax_jvp(max_p)
 ad.jvp_rules[min_p] = _minmax_jvp(min_p)
 ad.defjvp_with_output(atan2_p, _atan2_jvp_x, _atan2_jvp_y)
-for _prim in (nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p,
-              shift_right_logical_p):
+for _prim in (
+    nextafter_p,
+    and_p,
+    or_p,
+    xor_p,
+    shift_left_p,
+    shift_right_arithmetic_p,
+    shift_right_logical_p,
+):
     ad.defjvp(_prim, None, None)
 
 
@@ -628,7 +696,9 @@ def _select_n_abstract(which, *cases):
     if not cases:
         raise TypeError("select_n requires at least one case")
     if which.dtype != np.bool_ and not np.issubdtype(which.dtype, np.integer):
-        raise TypeError(f"select_n `which` must be boolean or integer, got {which.dtype}")
+        raise TypeError(
+            f"select_n `which` must be boolean or integer, got {which.dtype}"
+        )
     if which.dtype == np.bool_ and len(cases) > 2:
         raise TypeError("select_n with a boolean `which` takes at most two cases")
     first = cases[0]
@@ -684,9 +754,13 @@ def _select_n_batch(axis_size, vals, dims):
     from jaxlite.lax.structural import broadcast_in_dim
 
     if dims[0] is batching.not_mapped and np.ndim(vals[0]) == 0:
-        cases = [batching.bdim_at_front(c, d, axis_size) for c, d in zip(vals[1:], dims[1:])]
+        cases = [
+            batching.bdim_at_front(c, d, axis_size) for c, d in zip(vals[1:], dims[1:])
+        ]
         return [select_n_p.bind(vals[0], *cases)], [0]
-    which, *cases = (batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims))
+    which, *cases = (
+        batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims)
+    )
     shape = np.shape(cases[0])
     if np.shape(which) != shape:
         which = broadcast_in_dim(which, shape, tuple(range(np.ndim(which))))
@@ -789,14 +863,18 @@ def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type):
     differentiable = dtypes.issubdtype(new_dtype, np.inexact)
     if type(t) is ad.Zero or not differentiable:
         return [out], [ad.Zero(ad.tangent_aval(out.aval))]
-    return [out], [convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)]
+    return [out], [
+        convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+    ]
 
 
 def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type):
     if type(ct) is ad.Zero:
         return [None]
     aval = x.aval
-    return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type)]
+    return [
+        convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type)
+    ]
 
 
 convert_element_type_p = Primitive("convert_element_type")
@@ -823,13 +901,17 @@ def convert_element_type(operand, new_dtype, weak_type=False):
         if operand.dtype == new_dtype and operand.weak_type == weak_type:
             return operand
         return Array(convert_value(operand._value, new_dtype), bool(weak_type))
-    return Array(convert_value(dtypes.coerce_to_array(operand), new_dtype), bool(weak_type))
+    return Array(
+        convert_value(dtypes.coerce_to_array(operand), new_dtype), bool(weak_type)
+    )
 
 
 # ----------------------------------------------------------------------------------------
 # Public lax functions
 
-add, sub, mul, div, rem, pow = (_nary(p) for p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p))
+add, sub, mul, div, rem, pow = (
+    _nary(p) for p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p)
+)
 max, min = _nary(max_p), _nary(min_p)  # noqa: A001
 atan2, nextafter = _nary(atan2_p), _nary(nextafter_p)
 bitwise_and, bitwise_or, bitwise_xor = _nary(and_p), _nary(or_p), _nary(xor_p)
@@ -840,7 +922,9 @@ eq, ne, lt, le, gt, ge = (_nary(p) for p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p)
 neg, sign, floor, ceil, is_finite = (
     _nary(p) for p in (neg_p, sign_p, floor_p, ceil_p, is_finite_p)
 )
-exp, exp2, log, log1p, expm1 = (_nary(p) for p in (exp_p, exp2_p, log_p, log1p_p, expm1_p))
+exp, exp2, log, log1p, expm1 = (
+    _nary(p) for p in (exp_p, exp2_p, log_p, log1p_p, expm1_p)
+)
 tanh, logistic = _nary(tanh_p), _nary(logistic_p)
 sin, cos, tan, asin, acos, atan = (
     _nary(p) for p in (sin_p, cos_p, tan_p, asin_p, acos_p, atan_p)
@@ -851,7 +935,13 @@ sinh, cosh, asinh, acosh, atanh = (
 sqrt, rsqrt, cbrt = _nary(sqrt_p), _nary(rsqrt_p), _nary(cbrt_p)
 bitwise_not, conj = _nary(not_p), _nary(conj_p)
 abs, real, imag = _nary(abs_p), _nary(real_p), _nary(imag_p)  # noqa: A001
-erf, erfc, erf_inv, lgamma = _nary(erf_p), _nary(erfc_p), _nary(erf_inv_p), _nary(lgamma_p)
+erf, erfc, erf_inv, lgamma = (
+    _nary(erf_p),
+    _nary(erfc_p),
+    _nary(erf_inv_p),
+    _nary(lgamma_p),
+)
+digamma = _nary(digamma_p)
 
 
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001

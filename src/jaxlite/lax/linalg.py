@@ -126,11 +126,11 @@ def canonicalize_dimension_numbers(dimension_numbers):
     )
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Types and shapes
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _precision_key(dtype):
     """XLA's order of "higher precision" between two operand dtypes."""
     complex_ = dtypes.issubdtype(dtype, np.complexfloating)
@@ -154,7 +154,7 @@ def _bits(dtype):
     return 1 if dtype == np.bool_ else dtypes.itemsize_bits(dtype)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dot_general_dtype(lhs_dtype, rhs_dtype, preferred_element_type):
     lk, rk = _precision_key(lhs_dtype), _precision_key(rhs_dtype)
     if lk > rk:
@@ -229,11 +229,11 @@ def _dot_general_shape(lhs_shape, rhs_shape, dimension_numbers):
     return lhs_batch + lhs_free + rhs_free
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # NumPy evaluation
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _matmul_ranks(dimension_numbers, max_rank=8):
     """The (lhs rank, rhs rank) pairs for which `np.matmul(lhs, rhs)` computes exactly
     this dot_general (NumPy's matmul layout: contract the last lhs axis with the
@@ -279,16 +279,32 @@ def _general_plan(lhs_shape, rhs_shape, dimension_numbers):
     b, k = size(lhs_shape, lb), size(lhs_shape, lc)
     m, n = size(lhs_shape, lf), size(rhs_shape, rf)
     out_shape = _dot_general_shape(lhs_shape, rhs_shape, dimension_numbers)
-    return (tuple(lb) + lf + tuple(lc), (b, m, k), tuple(rb) + tuple(rc) + rf, (b, k, n),
-            out_shape)
+    return (
+        tuple(lb) + lf + tuple(lc),
+        (b, m, k),
+        tuple(rb) + tuple(rc) + rf,
+        (b, k, n),
+        out_shape,
+    )
 
 
 # Dtypes NumPy's matmul computes in the same dtype (bfloat16 would come back float32).
 _MATMUL_DTYPES = frozenset(
     np.dtype(t)
     for t in (
-        np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-        np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64,
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+        np.complex64,
         np.complex128,
     )
 )
@@ -337,17 +353,19 @@ def dot_general_value(lhs, rhs, dimension_numbers, preferred_element_type=None):
     return out
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # dot_general_p
 
 
-def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision=None,
-                      preferred_element_type=None):
+def _dot_general_impl(
+    lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None
+):
     return [dot_general_value(lhs, rhs, dimension_numbers, preferred_element_type)]
 
 
-def _dot_general_abstract(lhs, rhs, *, dimension_numbers, precision=None,
-                          preferred_element_type=None):
+def _dot_general_abstract(
+    lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None
+):
     check_dtype("dot_general", lhs.dtype, ANY)
     check_dtype("dot_general", rhs.dtype, ANY)
     shape = _dot_general_shape(lhs.shape, rhs.shape, dimension_numbers)
@@ -356,8 +374,9 @@ def _dot_general_abstract(lhs, rhs, *, dimension_numbers, precision=None,
     return [ShapedArray(shape, dtype, weak)], no_effects
 
 
-def _dot_general_lowering(ctx, lhs, rhs, *, dimension_numbers, precision=None,
-                          preferred_element_type=None):
+def _dot_general_lowering(
+    ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None
+):
     general = ctx.add_global(
         functools.partial(
             dot_general_value,
@@ -386,7 +405,7 @@ abstract_eval_rules[dot_general_p] = _dot_general_abstract
 lowering_rules[dot_general_p] = _dot_general_lowering
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Public functions
 
 
@@ -400,8 +419,15 @@ def _operand(x):
     return x
 
 
-def dot_general(lhs, rhs, dimension_numbers, precision=None,
-                preferred_element_type=None, *, out_sharding=None):
+def dot_general(
+    lhs,
+    rhs,
+    dimension_numbers,
+    precision=None,
+    preferred_element_type=None,
+    *,
+    out_sharding=None,
+):
     """General contraction: `dimension_numbers = ((lhs_contracting, rhs_contracting),
     (lhs_batch, rhs_batch))`. The output axes are (batch, lhs free, rhs free)."""
     params = {"dimension_numbers": canonicalize_dimension_numbers(dimension_numbers)}
@@ -415,8 +441,15 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None,
     return dot_general_p.bind(_operand(lhs), _operand(rhs), **params)
 
 
-def dot(lhs, rhs, *, dimension_numbers=None, precision=None,
-        preferred_element_type=None, out_sharding=None):
+def dot(
+    lhs,
+    rhs,
+    *,
+    dimension_numbers=None,
+    precision=None,
+    preferred_element_type=None,
+    out_sharding=None,
+):
     """Vector/matrix products (`lhs` and `rhs` of rank 1 or 2), or `dot_general` when
     `dimension_numbers` is given."""
     if dimension_numbers is None:
@@ -428,9 +461,7 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None,
                 f"products; got lhs_shape={ls} rhs_shape={rs}"
             )
         dimension_numbers = (([len(ls) - 1], [0]), ([], []))
-    return dot_general(
-        lhs, rhs, dimension_numbers, precision, preferred_element_type
-    )
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
 
 
 def batch_matmul(lhs, rhs, precision=None):

@@ -51,10 +51,12 @@ __all__ = [
 
 def _check_axis(name, axis, shape):
     if not 0 <= axis < len(shape):
-        raise ValueError(f"{name}: axis {axis} is out of bounds for array of shape {shape}")
+        raise ValueError(
+            f"{name}: axis {axis} is out of bounds for array of shape {shape}"
+        )
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # sort
 
 
@@ -143,7 +145,7 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
     return sort((keys, values), dimension, is_stable, num_keys=1)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # argmax and argmin: the index of the first extreme element; NaN counts as extreme.
 
 _ARG_KINDS = BOOL + INT + FLOAT
@@ -212,7 +214,7 @@ def argmin(operand, axis, index_dtype):
     return _argminmax(argmin_p, operand, axis, index_dtype)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Cumulative reductions: params axis, reverse
 
 
@@ -250,7 +252,9 @@ def defcumulative(prim, np_fn, kinds):
     def abstract(x, *, axis, reverse):
         check_dtype(name, x.dtype, kinds)
         if not 0 <= axis < x.ndim:
-            raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
+            raise ValueError(
+                f"axis {axis} is out of bounds for array of shape {x.shape}"
+            )
         return [x], no_effects
 
     def lowering(ctx, x, *, axis, reverse):
@@ -314,7 +318,7 @@ def cumlogsumexp(operand, axis=0, reverse=False):
     return _cumulative(cumlogsumexp_p, operand, axis, reverse)
 
 
-# ----------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # top_k: the k largest entries along an axis, in descending order, with their indices
 
 

@@ -552,6 +552,9 @@ def _var(name, a, axis, dtype, out, correction, keepdims, where, a_mean):
     normalizer = lax.sub(normalizer, lax.convert_element_type(correction, real_dtype))
     total = sum(centered, axes, dtype=real_dtype, keepdims=keepdims, where=where)
     result = lax.convert_element_type(lax.div(total, normalizer), dtype)
+    if not _is_inexact(dtype):
+        # JAX's NaN fill promotes an integer result to a weak float.
+        result = lax.convert_element_type(result, dtypes.default_float_dtype(), True)
     positive = lax.gt(normalizer, lax.full((), 0, real_dtype))
     return _where(positive, result, np.nan)
 
@@ -565,7 +568,9 @@ def _where(pred, on_true, on_false_scalar):
     """`select(pred, on_true, on_false_scalar)`, broadcasting pred and the scalar."""
     shape = tuple(np.shape(on_true))
     dtype = np.dtype(on_true.dtype)
-    fill = lax.full(shape, _identity_value(dtype, on_false_scalar), dtype)
+    value = _identity_value(dtype, on_false_scalar)
+    value = lax.convert_element_type(value, dtype, on_true.weak_type)
+    fill = lax.broadcast_in_dim(value, shape, ())
     if np.shape(pred) not in ((), shape):
         pred = _broadcast_to(pred, shape)
     return lax.select(pred, on_true, fill)

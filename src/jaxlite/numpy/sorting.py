@@ -1,3 +1,366 @@
-"""Placeholder: being written."""
+"""Sorting, searching and cumulative functions of jax.numpy.
 
-__all__ = []
+Everything here is built on a handful of lax primitives. `sort` sorts several arrays
+together, so argsort sorts an iota along with the keys, lexsort passes several keys, and
+a permutation is inverted by sorting an iota by it. searchsorted compares every query with
+every element (`method="compare_all"`, the only one that needs no gather), using JAX's
+total order in which NaN is the largest value and -0.0 equals 0.0.
+
+argmax and argmin live here rather than with the reductions: they return positions, like
+argsort, and are built on their own lax primitives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite import dtypes, lax
+from jaxlite.core import concrete_or_error
+from jaxlite.numpy.creation import asarray
+from jaxlite.numpy.ufuncs import check_arraylike, promote_dtypes
+from jaxlite.util import canonicalize_axis
+
+__all__ = [
+    "sort",
+    "argsort",
+    "sort_complex",
+    "lexsort",
+    "searchsorted",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "cumprod",
+    "cumulative_sum",
+    "cumulative_prod",
+    "nancumsum",
+    "nancumprod",
+    "unique",
+]
+
+
+def _ravel(x):
+    return lax.reshape(x, (int(np.prod(np.shape(x), dtype=np.int64)),))
+
+
+def _axis_or_ravel(a, axis):
+    """`(a, axis)` with `axis=None` meaning the flattened array along axis 0."""
+    if axis is None:
+        return _ravel(a), 0
+    return a, canonicalize_axis(axis, a.ndim)
+
+
+def _check_sort_args(fun_name, kind, order):
+    if kind is not None:
+        raise TypeError(
+            f"'kind' argument to {fun_name} is not supported. Use stable=True or "
+            "stable=False to specify sort stability."
+        )
+    if order is not None:
+        raise TypeError(f"'order' argument to {fun_name} is not supported.")
+
+
+def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
+    """Sorted copy of `a` along `axis` (flattened when `axis=None`); NaNs sort last."""
+    check_arraylike("sort", a)
+    _check_sort_args("sort", kind, order)
+    a, axis = _axis_or_ravel(asarray(a), axis)
+    out = lax.sort(a, dimension=axis, is_stable=stable)
+    return lax.rev(out, (axis,)) if descending else out
+
+
+def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
+            dtype=None):
+    """Indices that sort `a` along `axis`. With `descending`, equal elements keep their
+    original order (the sort runs on the reversed array)."""
+    check_arraylike("argsort", a)
+    _check_sort_args("argsort", kind, order)
+    a, axis = _axis_or_ravel(asarray(a), axis)
+    index_dtype = dtypes.default_int_dtype()
+    if dtype is not None:
+        index_dtype = dtypes.check_user_dtype_supported(dtype, "argsort")
+    iota = lax.broadcasted_iota(index_dtype, a.shape, axis)
+    if descending:
+        a, iota = lax.rev(a, (axis,)), lax.rev(iota, (axis,))
+    _, perm = lax.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)
+    return lax.rev(perm, (axis,)) if descending else perm
+
+
+def sort_complex(a):
+    """Sort a flattened-last-axis copy of `a` and return it as complex numbers."""
+    check_arraylike("sort_complex", a)
+    a = sort(asarray(a), axis=0 if np.ndim(a) == 1 else -1)
+    dtype = dtypes.result_type(a)
+    if not dtypes.issubdtype(dtype, np.complexfloating):
+        dtype = dtypes.promote_types(dtype, dtypes.default_complex_dtype())
+    return lax.convert_element_type(a, dtype)
+
+
+def lexsort(keys, axis=-1):
+    """Indices that sort by several keys; the LAST key is the primary one."""
+    keys = tuple(keys)
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    check_arraylike("lexsort", *keys)
+    keys = [asarray(k) for k in keys]
+    shape = keys[0].shape
+    if any(k.shape != shape for k in keys[1:]):
+        raise ValueError(
+            "all keys need to be the same shape, got "
+            + ", ".join(str(k.shape) for k in keys)
+        )
+    if not shape:
+        raise TypeError("lexsort keys must be at least 1-dimensional, got scalars")
+    axis = canonicalize_axis(axis, len(shape))
+    iota = lax.broadcasted_iota(dtypes.default_int_dtype(), shape, axis)
+    outs = lax.sort((*keys[::-1], iota), dimension=axis, num_keys=len(keys))
+    return outs[-1]
+
+
+# ----------------------------------------------------------------------------------------
+# searchsorted
+
+
+def _total_lt(x, y, or_equal):
+    """`x < y` (or `x <= y`) in JAX's sort order: NaN is largest, -0.0 equals 0.0."""
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        xr, yr, xi, yi = lax.real(x), lax.real(y), lax.imag(x), lax.imag(y)
+        tie = lax.bitwise_and(lax.eq(xr, yr), (lax.le if or_equal else lax.lt)(xi, yi))
+        return lax.bitwise_or(lax.lt(xr, yr), tie)
+    compare = lax.le(x, y) if or_equal else lax.lt(x, y)
+    if not dtypes.issubdtype(x.dtype, np.floating):
+        return compare
+    y_nan = lax.ne(y, y)
+    if or_equal:
+        return lax.bitwise_or(compare, y_nan)
+    return lax.bitwise_or(compare, lax.bitwise_and(y_nan, lax.eq(x, x)))
+
+
+def _permute(x, sorter):
+    """`x[sorter]` for a permutation `sorter`: sort `x` by the inverse permutation."""
+    iota = lax.iota(sorter.dtype, sorter.shape[0])
+    _, inverse = lax.sort((sorter, iota), num_keys=1)
+    _, out = lax.sort((inverse, x), num_keys=1)
+    return out
+
+
+_SEARCH_METHODS = ["compare_all", "scan", "scan_unrolled", "sort"]
+
+
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+    """Insertion points of `v` into the sorted 1-D array `a`, keeping it sorted."""
+    check_arraylike("searchsorted", a, v)
+    if side not in ("left", "right"):
+        raise ValueError(f"invalid argument side={side!r}, expected 'left' or 'right'")
+    if method not in _SEARCH_METHODS:
+        raise ValueError(
+            f"invalid argument method={method!r}, expected one of {_SEARCH_METHODS}"
+        )
+    a, v = asarray(a), asarray(v)
+    if a.ndim != 1:
+        raise ValueError("a should be 1-dimensional")
+    a, v = promote_dtypes(a, v)
+    if sorter is not None:
+        check_arraylike("searchsorted", sorter)
+        a = _permute(a, asarray(sorter))
+    index_dtype = dtypes.default_int_dtype()
+    n = a.shape[0]
+    if n == 0:
+        return lax.full(v.shape, 0, index_dtype)
+    table = lax.broadcast_in_dim(a, (*v.shape, n), (v.ndim,))
+    queries = lax.broadcast_in_dim(v, (*v.shape, n), tuple(range(v.ndim)))
+    before = _total_lt(table, queries, or_equal=side == "right")
+    count = lax.convert_element_type(before, index_dtype)
+    return lax.reduce_sum(count, (v.ndim,))
+
+
+# ----------------------------------------------------------------------------------------
+# argmax and argmin
+
+
+def _argminmax(fun_name, lax_fn, a, axis, out, keepdims):
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{fun_name} is not supported.")
+    check_arraylike(fun_name, a)
+    a = asarray(a)
+    in_shape = a.shape
+    if axis is None:
+        a = _ravel(a)
+        if a.shape[0] == 0:
+            raise ValueError(f"attempt to get {fun_name} of an empty sequence")
+        axis = 0
+    else:
+        axis = canonicalize_axis(axis, a.ndim)
+    result = lax_fn(a, axis, dtypes.default_int_dtype())
+    if not keepdims:
+        return result
+    if a.shape == in_shape:
+        return lax.expand_dims(result, (axis,))
+    return lax.reshape(result, (1,) * len(in_shape))
+
+
+def argmax(a, axis=None, out=None, keepdims=None):
+    """Index of the largest element (the first one; a NaN counts as the largest)."""
+    return _argminmax("argmax", lax.argmax, a, axis, out, keepdims)
+
+
+def argmin(a, axis=None, out=None, keepdims=None):
+    """Index of the smallest element (the first one; a NaN counts as the smallest)."""
+    return _argminmax("argmin", lax.argmin, a, axis, out, keepdims)
+
+
+# ----------------------------------------------------------------------------------------
+# Cumulative sums and products
+
+
+def _cumulative_dtype(in_dtype, dtype, fun_name, promote_small_ints):
+    if dtype is not None:
+        return dtypes.check_user_dtype_supported(dtype, fun_name)
+    if in_dtype == np.bool_:
+        return dtypes.default_int_dtype()
+    if promote_small_ints and np.issubdtype(in_dtype, np.integer) and (
+        in_dtype.itemsize < dtypes.default_int_dtype().itemsize
+    ):
+        if np.issubdtype(in_dtype, np.unsignedinteger):
+            return dtypes.default_uint_dtype()
+        return dtypes.default_int_dtype()
+    return in_dtype
+
+
+def _cumulative(fun_name, lax_fn, a, axis, dtype, nan_value=None,
+                promote_small_ints=False):
+    check_arraylike(fun_name, a)
+    a, axis = _axis_or_ravel(asarray(a), axis)
+    if nan_value is not None and dtypes.issubdtype(a.dtype, np.inexact):
+        a = lax.select(lax.ne(a, a), lax.full_like(a, nan_value), a)
+    out_dtype = _cumulative_dtype(np.dtype(a.dtype), dtype, fun_name, promote_small_ints)
+    a = lax.convert_element_type(a, out_dtype)
+    return lax_fn(a, axis)
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum along `axis` (of the flattened array when `axis=None`)."""
+    return _cumulative("cumsum", lax.cumsum, a, axis, dtype)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product along `axis` (of the flattened array when `axis=None`)."""
+    return _cumulative("cumprod", lax.cumprod, a, axis, dtype)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """Cumulative sum treating NaNs as zero."""
+    return _cumulative("nancumsum", lax.cumsum, a, axis, dtype, nan_value=0)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """Cumulative product treating NaNs as one."""
+    return _cumulative("nancumprod", lax.cumprod, a, axis, dtype, nan_value=1)
+
+
+def _cumulative_array_api(fun_name, lax_fn, identity, x, axis, dtype, include_initial):
+    check_arraylike(fun_name, x)
+    x = asarray(x)
+    if x.ndim == 0:
+        raise ValueError(
+            f"The input must be non-scalar to take a cumulative "
+            f"{fun_name.split('_')[1]}, however a scalar value or scalar array was given."
+        )
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(
+                f"The input array has rank {x.ndim}, however axis was not set to an "
+                "explicit value. The axis argument is only optional for one-dimensional "
+                "arrays."
+            )
+        axis = 0
+    axis = canonicalize_axis(axis, x.ndim)
+    out = _cumulative(fun_name, lax_fn, x, axis, dtype, promote_small_ints=True)
+    if not include_initial:
+        return out
+    shape = list(out.shape)
+    shape[axis] = 1
+    initial = lax.full(shape, identity, out.dtype)
+    return lax.concatenate([initial, out], axis)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Array API cumulative sum; `include_initial` prepends the zero."""
+    return _cumulative_array_api(
+        "cumulative_sum", lax.cumsum, 0, x, axis, dtype, include_initial
+    )
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Array API cumulative product; `include_initial` prepends the one."""
+    return _cumulative_array_api(
+        "cumulative_prod", lax.cumprod, 1, x, axis, dtype, include_initial
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# unique
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+           *, equal_nan=True, size=None, fill_value=None, sorted=True):  # noqa: A002
+    """The sorted unique values of `ar` (and optionally indices, inverse and counts).
+
+    The number of unique values decides the output shape, so `ar` must be concrete; under
+    `jit` this raises ConcretizationTypeError even when `size` is given.
+    """
+    check_arraylike("unique", ar)
+    context = (
+        "The error arose for the first argument of jnp.unique(). jaxlite computes "
+        "unique values only for concrete arrays: call jnp.unique outside of jit."
+    )
+    a = concrete_or_error(np.asarray, ar, context)
+    if axis is not None:
+        axis = canonicalize_axis(axis, a.ndim)
+    results = np.unique(
+        a, return_index=True, return_inverse=True, return_counts=True, axis=axis,
+        equal_nan=equal_nan,
+    )
+    values, index, inverse, counts = results
+    if axis is None:
+        inverse = inverse.reshape(a.shape) if a.ndim else inverse.reshape(())
+    if size is not None:
+        values, index, counts = _resize_unique(values, index, counts, size, fill_value,
+                                               axis, a)
+    int_dtype = dtypes.default_int_dtype()
+    outs = [asarray(values)]
+    if return_index:
+        outs.append(asarray(index.astype(int_dtype)))
+    if return_inverse:
+        outs.append(asarray(inverse.astype(int_dtype)))
+    if return_counts:
+        outs.append(asarray(counts.astype(int_dtype)))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _resize_unique(values, index, counts, size, fill_value, axis, a):
+    size = int(size)
+    found = values.shape[0 if axis is None else axis]
+    if axis is None:
+        axis = 0
+    if found >= size:
+        take = np.arange(size)
+        return (np.take(values, take, axis), index[:size], counts[:size])
+    missing = size - found
+    if fill_value is None:
+        fill = np.take(values, [0] * missing, axis) if found else np.zeros(
+            _with_axis(values.shape, axis, missing), values.dtype
+        )
+    else:
+        fill = np.full(_with_axis(values.shape, axis, missing), fill_value, values.dtype)
+    pad_index = np.zeros(missing, index.dtype)
+    return (
+        np.concatenate([values, fill], axis),
+        np.concatenate([index, pad_index]),
+        np.concatenate([counts, np.zeros(missing, counts.dtype)]),
+    )
+
+
+def _with_axis(shape, axis, n):
+    shape = list(shape)
+    shape[axis] = n
+    return tuple(shape)

@@ -1,0 +1,532 @@
+"""A tour of jaxlite: the seed documents' examples, run and printed.
+
+`python -m jaxlite.tour` runs, page by page, every code example of the seed documents
+(`../shared/seeds/`) that jaxlite implements so far, written exactly as the seeds write
+them for JAX. For each example it prints a header, the code and what the code prints,
+then whether that output is the seed's. `--check` makes the exit status say whether
+every example matched.
+
+The tour is data: a `Page` is a title and a tuple of `Example`s (title, source, the
+seed's output). Examples of one page run in order in one namespace, like the notebook
+cells of the original page; `import jax` lines are rewritten to import jaxlite (`import
+jaxlite as jax`), which is the only change made to the code. A cell whose last
+statement is an expression displays its `repr`, as a notebook does; an exception ends
+the cell with its `Name: message` line, as IPython's `%xmode Minimal` prints it; a
+warning prints as a `Category: message` line. Examples the seeds mark as needing a
+fresh process run in one.
+
+Outputs are compared with the seeds up to whitespace: the scraped seed pages lost
+indentation and runs of spaces (see `../shared/seed_examples.md`).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+import warnings
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Example:
+    """One code cell of a seed page.
+
+    `expected` is what the seed prints ("" when it prints nothing). `setup` is code the
+    seed ran in a cell this tour does not run yet (it runs silently before `source`).
+    A `standalone` example runs in a fresh Python process.
+    """
+
+    title: str
+    source: str
+    expected: str = ""
+    setup: str = ""
+    standalone: bool = False
+
+
+@dataclass(frozen=True)
+class Page:
+    title: str
+    examples: tuple
+
+
+# ----------------------------------------------------------------------------------------
+# 002: "Sharp bits" (Chinese), the examples the core of jaxlite covers. The imports cell
+# leaves out `from jax import random` until jaxlite.random exists; the PRNG work adds it
+# back together with the float64 examples that use it.
+
+SHARP_BITS = Page(
+    "002 · 🔪 JAX - 难点 🔪 (Sharp bits)",
+    (
+        Example(
+            "imports",
+            """\
+import numpy as np
+from jax import jit
+from jax import lax
+import jax
+import jax.numpy as jnp
+""",
+        ),
+        Example(
+            "Pure functions · impure_print_side_effect",
+            """\
+def impure_print_side_effect(x):
+    print("Executing function")  # This is a side-effect
+    return x
+
+# The side-effects appear during the first run
+print ("First call: ", jit(impure_print_side_effect)(4.))
+
+# Subsequent runs with parameters of same type and shape may not show the side-effect
+# This is because JAX now invokes a cached compilation of the function
+print ("Second call: ", jit(impure_print_side_effect)(5.))
+
+# JAX re-runs the Python function when the type or shape of the argument changes
+print ("Third call, different type: ", jit(impure_print_side_effect)(jnp.array([5.])))
+""",
+            """\
+Executing function
+First call: 4.0
+Second call: 5.0
+Executing function
+Third call, different type: [5.]
+""",
+        ),
+        Example(
+            "Pure functions · impure_uses_globals",
+            """\
+g = 0.
+def impure_uses_globals(x):
+    return x + g
+
+# JAX captures the value of the global during the first run
+print ("First call: ", jit(impure_uses_globals)(4.))
+g = 10.  # Update the global
+
+# Subsequent runs may silently use the cached value of the globals
+print ("Second call: ", jit(impure_uses_globals)(5.))
+
+# JAX re-runs the Python function when the type or shape of the argument changes
+# This will end up reading the latest value of the global
+print ("Third call, different type: ", jit(impure_uses_globals)(jnp.array([4.])))
+""",
+            """\
+First call: 4.0
+Second call: 5.0
+Third call, different type: [14.]
+""",
+        ),
+        Example(
+            "Pure functions · impure_saves_global",
+            """\
+g = 0.
+def impure_saves_global(x):
+    global g
+    g = x
+    return x
+
+# JAX runs once the transformed function with special Traced values for arguments
+print ("First call: ", jit(impure_saves_global)(4.))
+print ("Saved global: ", g)  # Saved global has an internal JAX value
+""",
+            """\
+First call: 4.0
+Saved global: Traced<ShapedArray(float32[], weak_type=True)>with<DynamicJaxprTrace>
+""",
+        ),
+        Example(
+            "Pure functions · pure_uses_internal_state",
+            """\
+def pure_uses_internal_state(x):
+    state = dict(even=0, odd=0)
+    for i in range(10):
+        state['even' if i % 2 == 0 else 'odd'] += x
+    return state['even'] + state['odd']
+
+print(jit(pure_uses_internal_state)(5.))
+""",
+            "50.0\n",
+        ),
+        Example(
+            "In-place updates · NumPy in-place update",
+            """\
+numpy_array = np.zeros((3,3), dtype=np.float32)
+print("original array:")
+print(numpy_array)
+
+# In place, mutating update
+numpy_array[1, :] = 1.0
+print("updated array:")
+print(numpy_array)
+""",
+            """\
+original array:
+[[0. 0. 0.]
+[0. 0. 0.]
+[0. 0. 0.]]
+updated array:
+[[0. 0. 0.]
+[1. 1. 1.]
+[0. 0. 0.]]
+""",
+        ),
+        Example(
+            "In-place updates · in-place update of a JAX array",
+            """\
+jax_array = jnp.zeros((3,3), dtype=jnp.float32)
+
+# In place update of JAX's array will yield an error!
+jax_array[1, :] = 1.0
+""",
+            "TypeError: JAX arrays are immutable and do not support in-place item "
+            "assignment. Instead of x[idx] = y, use x = x.at[idx].set(y) or another "
+            ".at[] method: https://jax.ac.cn/en/latest/_autosummary/jax.numpy.ndarray."
+            "at.html\n",
+        ),
+        Example(
+            "Array updates: x.at[idx].set(y) · .at[].set()",
+            """\
+updated_array = jax_array.at[1, :].set(1.0)
+print("updated array:\\n", updated_array)
+""",
+            """\
+updated array:
+[[0. 0. 0.]
+[1. 1. 1.]
+[0. 0. 0.]]
+""",
+        ),
+        Example(
+            "Array updates: x.at[idx].set(y) · original array unchanged",
+            """\
+print("original array unchanged:\\n", jax_array)
+""",
+            """\
+original array unchanged:
+[[0. 0. 0.]
+[0. 0. 0.]
+[0. 0. 0.]]
+""",
+        ),
+        Example(
+            "Array updates with other operations · .at[].add()",
+            """\
+print("original array:")
+jax_array = jnp.ones((5, 6))
+print(jax_array)
+new_jax_array = jax_array.at[::2, 3:].add(7.)
+print("new array post-addition:")
+print(new_jax_array)
+""",
+            """\
+original array:
+[[1. 1. 1. 1. 1. 1.]
+[1. 1. 1. 1. 1. 1.]
+[1. 1. 1. 1. 1. 1.]
+[1. 1. 1. 1. 1. 1.]
+[1. 1. 1. 1. 1. 1.]]
+new array post-addition:
+[[1. 1. 1. 8. 8. 8.]
+[1. 1. 1. 1. 1. 1.]
+[1. 1. 1. 8. 8. 8.]
+[1. 1. 1. 1. 1. 1.]
+[1. 1. 1. 8. 8. 8.]]
+""",
+        ),
+        Example(
+            "Out-of-bounds indexing · NumPy out-of-bounds index",
+            "np.arange(10)[11]\n",
+            "IndexError: index 11 is out of bounds for axis 0 with size 10\n",
+        ),
+        Example(
+            "Out-of-bounds indexing · JAX out-of-bounds index",
+            "jnp.arange(10)[11]\n",
+            "Array(9, dtype=int32)\n",
+        ),
+        Example(
+            "Out-of-bounds indexing · .at[].get() out of bounds",
+            "jnp.arange(10.0).at[11].get()\n",
+            "Array(9., dtype=float32)\n",
+        ),
+        Example(
+            "Out-of-bounds indexing · .at[].get(mode='fill')",
+            "jnp.arange(10.0).at[11].get(mode='fill', fill_value=jnp.nan)\n",
+            "Array(nan, dtype=float32)\n",
+        ),
+        Example(
+            "Non-array inputs: NumPy vs. JAX · np.sum of a list",
+            "np.sum([1, 2, 3])\n",
+            "np.int64(6)\n",
+        ),
+        Example(
+            "Non-array inputs: NumPy vs. JAX · jnp.sum of a list",
+            "jnp.sum([1, 2, 3])\n",
+            "TypeError: sum requires ndarray or scalar arguments, got <class 'list'> at "
+            "position 0.\n",
+        ),
+        Example(
+            "Non-array inputs: NumPy vs. JAX · permissive_sum",
+            """\
+def permissive_sum(x):
+    return jnp.sum(jnp.array(x))
+
+x = list(range(10))
+permissive_sum(x)
+""",
+            "Array(45, dtype=int32)\n",
+        ),
+        Example(
+            "Non-array inputs: NumPy vs. JAX · jaxpr of permissive_sum",
+            "make_jaxpr(permissive_sum)(x)\n",
+            """\
+{ lambda ; a:i32[] b:i32[] c:i32[] d:i32[] e:i32[] f:i32[] g:i32[] h:i32[] i:i32[]
+    j:i32[]. let
+    k:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a
+    l:i32[] = convert_element_type[new_dtype=int32 weak_type=False] b
+    m:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+    n:i32[] = convert_element_type[new_dtype=int32 weak_type=False] d
+    o:i32[] = convert_element_type[new_dtype=int32 weak_type=False] e
+    p:i32[] = convert_element_type[new_dtype=int32 weak_type=False] f
+    q:i32[] = convert_element_type[new_dtype=int32 weak_type=False] g
+    r:i32[] = convert_element_type[new_dtype=int32 weak_type=False] h
+    s:i32[] = convert_element_type[new_dtype=int32 weak_type=False] i
+    t:i32[] = convert_element_type[new_dtype=int32 weak_type=False] j
+"""
+            + "".join(
+                f"""\
+    {out}:i32[1] = broadcast_in_dim[
+      broadcast_dimensions=()
+      shape=(1,)
+      sharding=None
+    ] {arg}
+"""
+                for out, arg in zip(
+                    "u v w x y z ba bb bc bd".split(), "k l m n o p q r s t".split()
+                )
+            )
+            + """\
+    be:i32[10] = concatenate[dimension=0] u v w x y z ba bb bc bd
+    bf:i32[] = reduce_sum[axes=(0,)] be
+  in (bf,) }
+""",
+            # `make_jaxpr` was imported by the seed's "iterators in control-flow
+            # primitives" cell, which needs lax control flow.
+            setup="from jax import make_jaxpr\n",
+        ),
+        Example(
+            "Non-array inputs: NumPy vs. JAX · explicit jnp.array",
+            "jnp.sum(jnp.array(x))\n",
+            "Array(45, dtype=int32)\n",
+        ),
+        Example(
+            "Dynamic shapes · nansum with a boolean mask",
+            """\
+def nansum(x):
+    mask = ~jnp.isnan(x)  # boolean mask selecting non-nan values
+    x_without_nans = x[mask]
+    return x_without_nans.sum()
+""",
+        ),
+        Example(
+            "Dynamic shapes · nansum outside jit",
+            """\
+x = jnp.array([1, 2, jnp.nan, 3, 4])
+print(nansum(x))
+""",
+            "10.0\n",
+        ),
+        Example(
+            "Dynamic shapes · nansum under jit",
+            "jax.jit(nansum)(x)\n",
+            """\
+NonConcreteBooleanIndexError: Array boolean indices must be concrete; got ShapedArray(bool[5])
+See https://jax.ac.cn/en/latest/errors.html#jax.errors.NonConcreteBooleanIndexError
+""",
+        ),
+        Example(
+            "Dynamic shapes · nansum_2 with jnp.where",
+            """\
+@jax.jit
+def nansum_2(x):
+    mask = ~jnp.isnan(x)  # boolean mask selecting non-nan values
+    return jnp.where(mask, x, 0).sum()
+
+print(nansum_2(x))
+""",
+            "10.0\n",
+        ),
+        Example(
+            "Double (64-bit) precision · enable x64 with jax.config.update",
+            """\
+# again, this only works on startup!
+import jax
+jax.config.update("jax_enable_x64", True)
+""",
+            standalone=True,
+        ),
+        Example(
+            "Double (64-bit) precision · enable x64 via absl flags",
+            """\
+import jax
+jax.config.config_with_absl()
+""",
+            standalone=True,
+        ),
+        Example(
+            "Double (64-bit) precision · let JAX run absl parsing",
+            """\
+import jax
+if __name__ == '__main__':
+    # calls jax.config.config_with_absl() *and* runs absl parsing
+    jax.config.parse_flags_with_absl()
+""",
+            standalone=True,
+        ),
+        Example(
+            "Miscellaneous divergences from NumPy · unsafe cast to uint8 — NumPy",
+            "np.arange(254.0, 258.0).astype('uint8')\n",
+            "array([254, 255, 0, 1], dtype=uint8)\n",
+        ),
+        Example(
+            "Miscellaneous divergences from NumPy · unsafe cast to uint8 — JAX",
+            "jnp.arange(254.0, 258.0).astype('uint8')\n",
+            "Array([254, 255, 255, 255], dtype=uint8)\n",
+        ),
+    ),
+)
+
+PAGES = (SHARP_BITS,)
+
+
+# ----------------------------------------------------------------------------------------
+# Running examples
+
+_IMPORT_REWRITES = (
+    (re.compile(r"^(\s*)import jax\s*$", re.M), r"\1import jaxlite as jax"),
+    (re.compile(r"^(\s*)import jax\.([\w.]+) as (\w+)", re.M), r"\1import jaxlite.\2 as \3"),
+    (re.compile(r"^(\s*)from jax(\.[\w.]+)? import", re.M), r"\1from jaxlite\2 import"),
+)
+
+
+def to_jaxlite(source: str) -> str:
+    """The example's code with its `import jax` lines importing jaxlite instead."""
+    for pattern, replacement in _IMPORT_REWRITES:
+        source = pattern.sub(replacement, source)
+    return source
+
+
+def _print_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"{category.__name__}: {message}")
+
+
+def _exec_cell(source: str, namespace: dict, filename: str):
+    """Run `source` like a notebook cell: display the value of a final expression."""
+    tree = ast.parse(source, filename)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, filename, "exec"), namespace)
+    if last is not None:
+        value = eval(compile(last, filename, "eval"), namespace)
+        if value is not None:
+            print(repr(value))
+
+
+def run_example(example: Example, namespace: dict) -> str:
+    """Run one example in `namespace` and return everything it printed."""
+    if example.standalone:
+        return _run_standalone(example)
+    out = io.StringIO()
+    filename = f"<tour: {example.title}>"
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _print_warning
+        try:
+            if example.setup:
+                exec(compile(to_jaxlite(example.setup), filename, "exec"), namespace)
+            _exec_cell(to_jaxlite(example.source), namespace, filename)
+        except Exception as e:  # the cell ends with the exception line, as in the seed
+            print(f"{type(e).__name__}: {e}")
+    return out.getvalue()
+
+
+def _run_standalone(example: Example) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    proc = subprocess.run(
+        [sys.executable, "-c", to_jaxlite(example.setup + example.source)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    output = proc.stdout
+    if proc.returncode:
+        lines = proc.stderr.strip().splitlines()
+        output += (lines[-1] if lines else f"exit status {proc.returncode}") + "\n"
+    return output
+
+
+def new_namespace() -> dict:
+    return {"__name__": "__main__"}
+
+
+def normalize(text: str) -> str:
+    """Text up to whitespace: the seeds lost indentation and runs of spaces."""
+    return " ".join(text.split())
+
+
+def matches(output: str, expected: str) -> bool:
+    return normalize(output) == normalize(expected)
+
+
+def run_page(page: Page):
+    """Run a page's examples in order in one namespace: yields (example, output)."""
+    namespace = new_namespace()
+    for example in page.examples:
+        yield example, run_example(example, namespace)
+
+
+# ----------------------------------------------------------------------------------------
+# Printing
+
+
+def _indent(text: str, prefix: str) -> str:
+    lines = text.rstrip("\n").splitlines()
+    return "".join((prefix + line).rstrip() + "\n" for line in lines)
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    total = matched = 0
+    for page in PAGES:
+        print("=" * 88)
+        print(page.title)
+        print("=" * 88)
+        for example, output in run_page(page):
+            total += 1
+            ok = matches(output, example.expected)
+            matched += ok
+            print(f"\n--- {example.title} " + "-" * max(3, 83 - len(example.title)))
+            if example.standalone:
+                print("(runs in a fresh Python process)")
+            print(_indent(example.source, "    "), end="")
+            print("prints:" if output.strip() else "prints nothing.")
+            if output.strip():
+                print(_indent(output, "  | "), end="")
+            if ok:
+                print("[as in the seed]")
+            else:
+                print("[DIFFERS from the seed, which prints:]")
+                print(_indent(example.expected or "(nothing)", "  | "), end="")
+    print(f"\n{matched} of {total} examples print what the seeds print.")
+    if "--check" in argv and matched != total:
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
