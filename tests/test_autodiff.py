@@ -5,11 +5,11 @@ import functools
 
 import numpy as np
 import pytest
+from tests.testing import check_close, check_grads
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
-from tests.testing import check_close, check_grads
 
 RNG = np.random.default_rng(0)
 

@@ -434,7 +434,6 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     flat_fun, box = _flatten_fun(fun, p_tree)
     closed = trace_to_jaxpr(flat_fun, in_avals)
     out_tree = box["tree"]
-    out_avals = closed.out_avals
 
     def transposed(*cotangent):
         (cotangent,) = cotangent if len(cotangent) == 1 else (cotangent,)

@@ -33,7 +33,7 @@ from jaxlite.core import (
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.ad import JVPTrace, LinearizeTrace, Zero
-from jaxlite.interpreters.batching import BatchTrace, not_mapped
+from jaxlite.interpreters.batching import BatchTrace
 from jaxlite.interpreters.partial_eval import (
     DynamicJaxprTrace,
     JaxprTracer,

@@ -190,6 +190,8 @@ def _argminmax(fun_name, lax_fn, a, axis, out, keepdims):
         axis = 0
     else:
         axis = canonicalize_axis(axis, a.ndim)
+        if a.shape[axis] == 0:
+            raise ValueError(f"attempt to get {fun_name} of an empty sequence")
     result = lax_fn(a, axis, dtypes.default_int_dtype())
     if not keepdims:
         return result
@@ -257,7 +259,8 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     return _cumulative("nancumprod", lax.cumprod, a, axis, dtype, nan_value=1)
 
 
-def _cumulative_array_api(fun_name, lax_fn, identity, x, axis, dtype, include_initial):
+def _cumulative_array_api(fun_name, lax_fn, identity, x, axis, dtype, include_initial,
+                          promote_small_ints=True):
     check_arraylike(fun_name, x)
     x = asarray(x)
     if x.ndim == 0:
@@ -274,7 +277,9 @@ def _cumulative_array_api(fun_name, lax_fn, identity, x, axis, dtype, include_in
             )
         axis = 0
     axis = canonicalize_axis(axis, x.ndim)
-    out = _cumulative(fun_name, lax_fn, x, axis, dtype, promote_small_ints=True)
+    out = _cumulative(
+        fun_name, lax_fn, x, axis, dtype, promote_small_ints=promote_small_ints
+    )
     if not include_initial:
         return out
     shape = list(out.shape)
@@ -293,7 +298,8 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """Array API cumulative product; `include_initial` prepends the one."""
     return _cumulative_array_api(
-        "cumulative_prod", lax.cumprod, 1, x, axis, dtype, include_initial
+        "cumulative_prod", lax.cumprod, 1, x, axis, dtype, include_initial,
+        promote_small_ints=False,
     )
 
 
@@ -347,12 +353,15 @@ def _resize_unique(values, index, counts, size, fill_value, axis, a):
         return (np.take(values, take, axis), index[:size], counts[:size])
     missing = size - found
     if fill_value is None:
-        fill = np.take(values, [0] * missing, axis) if found else np.zeros(
-            _with_axis(values.shape, axis, missing), values.dtype
-        )
+        if not found:
+            raise ValueError(
+                "jnp.unique: for zero-sized input with nonzero size argument, "
+                "fill_value must be specified"
+            )
+        fill = np.take(values, [0] * missing, axis)
     else:
         fill = np.full(_with_axis(values.shape, axis, missing), fill_value, values.dtype)
-    pad_index = np.zeros(missing, index.dtype)
+    pad_index = np.full(missing, index[0] if found else 0, index.dtype)
     return (
         np.concatenate([values, fill], axis),
         np.concatenate([index, pad_index]),
