@@ -105,7 +105,9 @@ def run(quick=False):
             first.append((time.perf_counter() - start) * 1e3)
         step = jax_mod.jit(jax_mod.grad(loss))
         _block(step(p, xs, ys), jax_mod)
-        best, median = _time(lambda: _block(step(p, xs, ys), jax_mod), repeat)
+        best, median = _time(
+            lambda s=step, a=(p, xs, ys), m=jax_mod: _block(s(*a), m), repeat
+        )
         results.append(
             {
                 "lib": name,

@@ -352,23 +352,45 @@ def test_compiled_builder_matches_interpreter(tree):
     for _ in range(4):  # first unflatten interprets, later ones compile
         fresh = tu.tree_structure(tree)
         assert tu.tree_flatten(fresh.unflatten(new_leaves)) == (new_leaves, treedef)
-    assert treedef.unflatten(new_leaves).__class__ is expected.__class__
-    assert tu.tree_leaves(treedef.unflatten(new_leaves)) == new_leaves
-    assert tu._builders.get(treedef._spec) is not None
+    for _ in range(3):  # the same treedef compiles its own builder
+        rebuilt = treedef.unflatten(new_leaves)
+        assert type(rebuilt) is type(expected)
+        assert tu.tree_flatten(rebuilt) == (new_leaves, treedef)
+    assert treedef._builder not in (None, tu._SEEN_ONCE, tu._build)
 
 
-def test_deep_tree_falls_back_to_interpreter():
+def test_global_builder_cache_keeps_no_user_objects():
+    def make(i):
+        return tu.Partial(lambda a, b: a + b + i, 1)
+
+    for i in range(3):
+        fresh = tu.tree_structure(make(i))
+        for _ in range(3):
+            assert fresh.unflatten([5])(1) == 6 + i
+    assert all(
+        all(d is tu._LEAF or tu._is_plain(d[1]) for d in spec) for spec in tu._builders
+    )
+    dict_spec = tu.tree_structure({"a": 1, "b": (2,)})._spec
+    for _ in range(3):
+        tu.tree_structure({"a": 1, "b": (2,)}).unflatten([3, 4])
+    assert dict_spec in tu._builders
+
+
+@pytest.mark.parametrize("depth", [250, 400])
+def test_deep_tree_falls_back_to_interpreter(depth):
+    # 250 levels is small enough to try compiling but too deep for the parser.
     tree = 0
-    for _ in range(300):
+    for _ in range(depth):
         tree = [tree]
     leaves, treedef = tu.tree_flatten(tree)
     assert leaves == [0]
     for _ in range(3):
         rebuilt = treedef.unflatten([1])
-    for _ in range(300):
+    assert treedef._builder is tu._build
+    for _ in range(depth):
         rebuilt = rebuilt[0]
     assert rebuilt == 1
-    assert treedef.num_nodes == 301
+    assert treedef.num_nodes == depth + 1
 
 
 def test_equal_dict_keys_of_other_types_are_kept():

@@ -140,18 +140,15 @@ class FlattenedIndexKey(_KeyEntry):
         return f"[<flat index {self._value}>]"
 
 
-def _simple_key_str(key) -> str:
-    if isinstance(key, SequenceKey | FlattenedIndexKey | DictKey):
-        return str(key._value)
-    if isinstance(key, GetAttrKey):
-        return key.name
-    return str(key)
+def _key_label(key) -> str:
+    """A key without its brackets: `0`, `a`, `name`."""
+    return str(key._value) if isinstance(key, _KeyEntry) else str(key)
 
 
 def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
     """Formats a key path: `[1]['a'].x` (or `1/a/x` with simple=True, separator='/')."""
     if simple:
-        return separator.join(_simple_key_str(k) for k in keys)
+        return separator.join(_key_label(k) for k in keys)
     return separator.join(str(k) for k in keys)
 
 
@@ -262,7 +259,9 @@ _LIST = _builtin(list, _as_is, lambda _, xs: list(xs), _sequence_keys, "list")
 _DICT = _builtin(
     dict, _dict_flatten, lambda ks, xs: dict(zip(ks, xs)), _dict_keys, "dict"
 )
-_NONE = _builtin(type(None), lambda x: ((), None), lambda *_: None, _flat_index_keys, "None")
+_NONE = _builtin(
+    type(None), lambda x: ((), None), lambda *_: None, _flat_index_keys, "None"
+)
 _builtin(
     collections.OrderedDict,
     lambda d: (list(d.values()), tuple(d)),
@@ -733,11 +732,22 @@ def _build(leaves, spec):
 # Compiled builders. The second time a structure is unflattened, its spec is
 # turned into one Python expression, e.g. `(l[0], {s[1][1][0]: l[1], ...})`,
 # which runs several times faster than `_build`. Keys and aux data are read
-# from the spec `s` at call time, so one builder serves every equal spec.
+# from the spec `s` at call time, so one builder serves every equal spec. A
+# treedef keeps its builder; the global cache (bounded) holds only specs whose
+# aux data are plain values, so that it never keeps user objects alive, and
+# remembers structures seen once by their hash.
 _MAX_COMPILED_NODES = 256
 _MAX_CACHED_BUILDERS = 2048
 _builders: dict[tuple, Callable] = {}
-_seen_specs: set[tuple] = set()
+_seen_hashes: set[int] = set()
+_PLAIN_TYPES = (type(None), bool, int, float, complex, str, bytes, type)
+_SEEN_ONCE = object()  # a treedef's `_builder` after its first unflatten
+
+
+def _is_plain(aux):
+    if type(aux) is tuple:
+        return all(map(_is_plain, aux))
+    return isinstance(aux, _PLAIN_TYPES)
 
 
 def _builder_expr(i, desc, parts):
@@ -767,24 +777,29 @@ def _compile_builder(spec):
     return namespace["build"]
 
 
-def _builder_for(spec):
-    """The compiled builder of `spec`, or None while it is not worth compiling."""
+def _builder_for(spec, seen):
+    """The builder for the next unflatten of a treedef with `spec`, or None to
+    interpret this once; `seen` says the treedef was unflattened before."""
     try:
         builder = _builders.get(spec)
     except TypeError:  # unhashable aux data
-        return _build
+        builder = None
     if builder is not None:
         return builder
     if len(spec) > _MAX_COMPILED_NODES:
         return _build
-    if spec not in _seen_specs:
-        if len(_seen_specs) >= _MAX_CACHED_BUILDERS:
-            _seen_specs.clear()
-        _seen_specs.add(spec)
+    plain = all(d is _LEAF or _is_plain(d[1]) for d in spec)
+    if not seen and not (plain and hash(spec) in _seen_hashes):
+        if plain:
+            if len(_seen_hashes) >= _MAX_CACHED_BUILDERS:
+                _seen_hashes.clear()
+            _seen_hashes.add(hash(spec))
         return None
-    if len(_builders) >= _MAX_CACHED_BUILDERS:
-        _builders.clear()
-    builder = _builders[spec] = _compile_builder(spec)
+    builder = _compile_builder(spec)
+    if plain:
+        if len(_builders) >= _MAX_CACHED_BUILDERS:
+            _builders.clear()
+        _builders[spec] = builder
     return builder
 
 
@@ -938,9 +953,10 @@ class PyTreeDef:
                 f"Too many leaves for PyTreeDef; expected {self._num_leaves}."
             )
         builder = self._builder
-        if builder is None:
-            builder = _builder_for(self._spec)
+        if builder is None or builder is _SEEN_ONCE:
+            builder = _builder_for(self._spec, builder is _SEEN_ONCE)
             if builder is None:
+                self._builder = _SEEN_ONCE
                 return _build(leaves, self._spec)
             self._builder = builder
         return builder(leaves, self._spec)
@@ -1182,12 +1198,6 @@ def tree_broadcast(
 # Structure-mismatch diagnostics (tree_map with several trees).
 
 
-def _key_label(key) -> str:
-    if isinstance(key, _KeyEntry):
-        return str(key._value)
-    return str(key)
-
-
 def _prefix_error(name, key_path, prefix, full, is_leaf):
     """A ValueError naming the first place where `prefix` is not a prefix of
     `full`, or None; `name` names the prefix tree in the message."""
@@ -1293,17 +1303,10 @@ class _HashableCallableShim:
     def __repr__(self):
         return f"_HashableCallableShim({self.fun!r})"
 
-    @property
-    def func(self):
-        return self.fun.func
-
-    @property
-    def args(self):
-        return self.fun.args
-
-    @property
-    def keywords(self):
-        return self.fun.keywords
+    def __getattr__(self, name):  # `func`, `args`, `keywords` of the wrapped partial
+        if name == "fun":
+            raise AttributeError(name)
+        return getattr(self.fun, name)
 
 
 class Partial(functools.partial):
