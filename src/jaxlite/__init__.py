@@ -36,12 +36,18 @@ from jaxlite.api_vmap import vmap
 from jaxlite.ad_checkpoint import checkpoint, remat
 from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp
 from jaxlite import ad_checkpoint, dtypes, errors, lax, numpy, tree, tree_util
+from jaxlite.lax.callbacks import effects_barrier, pure_callback
+from jaxlite import debug, experimental
 
 jacobian = jacrev
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "debug",
+    "effects_barrier",
+    "experimental",
+    "pure_callback",
     "Array",
     "checkpoint",
     "remat",
