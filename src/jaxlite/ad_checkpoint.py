@@ -81,6 +81,15 @@ def _remat_jvp(primals, tangents, *, differentiated, jaxpr, policy, prevent_cse)
 def _remat_partial_eval(trace, args, params):
     """Known outputs now; the unknown ones recomputed from the inputs later."""
     jaxpr = params["jaxpr"]
+    from jaxlite.effects import remat_allowed_effects
+
+    disallowed = remat_allowed_effects.filter_not_in(jaxpr.effects)
+    if disallowed:
+        raise NotImplementedError(
+            "Effects not supported in partial-eval of `checkpoint`/`remat`: "
+            f"{disallowed}. Recomputing the body in the backward pass would run these "
+            "effects twice; move the io_callback out of the checkpointed function."
+        )
     unknowns = [trace.is_unknown(a) for a in args]
     known, _, out_unknowns, num_res = ad.partial_eval_jaxpr(jaxpr, unknowns)
     known_args = [a for a, u in zip(args, unknowns) if not u]

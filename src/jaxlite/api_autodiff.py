@@ -279,7 +279,10 @@ def grad(
 
 
 def _std_basis(leaves):
-    """One-hot tangents for every element of every leaf, stacked along a new axis 0."""
+    """One-hot tangents for every element of every leaf, stacked along a new axis 0.
+
+    Each block keeps its leaf's weak type, so Jacobians of Python scalars stay weak.
+    """
     sizes = [int(np.prod(get_aval(x).shape, dtype=np.int64)) for x in leaves]
     total = sum(sizes)
     dtype = dtypes.result_type(*leaves) if leaves else np.float32
@@ -287,17 +290,11 @@ def _std_basis(leaves):
     out, start = [], 0
     for x, n in zip(leaves, sizes):
         aval = get_aval(x)
-        out.append(
-            Array(
-                eye[:, start : start + n]
-                .reshape((total, *aval.shape))
-                .astype(
-                    ad.tangent_dtype(aval.dtype)
-                    if dtypes.issubdtype(aval.dtype, np.inexact)
-                    else dtype
-                )
-            )
+        block_dtype = aval.dtype if dtypes.issubdtype(aval.dtype, np.inexact) else dtype
+        block = (
+            eye[:, start : start + n].reshape((total, *aval.shape)).astype(block_dtype)
         )
+        out.append(Array(block, aval.weak_type))
         start += n
     return out, total
 
@@ -354,7 +351,7 @@ def _split_last(col, in_leaves, in_tree, int_argnums):
     for x in in_leaves:
         shape = get_aval(x).shape
         n = int(np.prod(shape, dtype=np.int64))
-        piece = _slice_last(col, start, start + n)
+        piece = col if len(in_leaves) == 1 else _slice_last(col, start, start + n)
         pieces.append(lax.reshape(piece, (*out_shape, *shape)))
         start += n
     tree = tree_util.tree_unflatten(in_tree, pieces)
@@ -402,6 +399,9 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
             for o in o_leaves:
                 shape = get_aval(o).shape
                 n = int(np.prod(shape, dtype=np.int64))
+                if len(o_leaves) == 1:
+                    blocks.append(lax.reshape(r, (*shape, *in_shape)))
+                    continue
                 block = lax.slice(
                     r, (start,) + (0,) * len(in_shape), (start + n, *in_shape)
                 )

@@ -122,8 +122,13 @@ def _linearize_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
 
 
 def _batch_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
-    vals, dims = zip(*(self.to_batch_info(x) for x in args))
+    vals, dims = zip(*(self.to_batch_info(x) for x in args)) if args else ((), ())
     size = self.axis_size
+    if all(d is batching.not_mapped for d in dims):
+        with set_current_trace(self.parent):
+            return prim.bind(
+                *vals, name=name, fun=fun, jvp=jvp, symbolic_zeros=symbolic_zeros
+            )
 
     def fun_batched(*xs):
         outs, out_dims = batching.vmap_flat(fun, size, xs, dims)
@@ -341,8 +346,11 @@ def _linearize_custom_vjp(self, prim, fun, fwd, bwd, args, name):
 
 
 def _batch_custom_vjp(self, prim, fun, fwd, bwd, args, name):
-    vals, dims = zip(*(self.to_batch_info(x) for x in args))
+    vals, dims = zip(*(self.to_batch_info(x) for x in args)) if args else ((), ())
     size = self.axis_size
+    if all(d is batching.not_mapped for d in dims):
+        with set_current_trace(self.parent):
+            return prim.bind(*vals, name=name, fun=fun, fwd=fwd, bwd=bwd)
 
     def front(outs, out_dims):
         return [batching.bdim_at_front(o, d, size) for o, d in zip(outs, out_dims)]
