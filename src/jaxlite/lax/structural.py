@@ -3,13 +3,13 @@
 broadcast_in_dim, reshape, squeeze, transpose, concatenate, stack, split, tile, pad,
 rev, iota and copy (`slice` and the dynamic slices live in `lax/indexing.py`). Shapes
 and axes are static parameters. Each primitive's abstract evaluation checks them and
-raises JAX's error, naming the primitive, the argument and the shapes; the public
-functions run the same check on concrete operands, so eager calls fail exactly as
-traced ones do.
+raises JAX's error, naming the primitive, the argument and the shapes (eager calls run
+it too, so they fail exactly as traced ones do).
 """
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -23,11 +23,11 @@ from jaxlite.core import (
     ShapedArray,
     Tracer,
     abstract_eval_rules,
-    get_aval,
     impl_rules,
     no_effects,
     weak_type_rules,
 )
+from jaxlite.interpreters import ad, batching
 from jaxlite.lax.rules import check_same_dtypes
 from jaxlite.util import canonicalize_axis
 
@@ -63,6 +63,8 @@ def canonicalize_shape(shape, context=""):
     Every dimension must be an integer known at trace time: a Python int, a NumPy
     integer, an integer Array or a tracer with a concrete value (e.g. a JVP primal).
     """
+    if type(shape) is tuple and all(type(d) is int for d in shape):
+        return shape
     try:
         dims = tuple(shape)
     except TypeError:
@@ -105,19 +107,28 @@ def operand(x):
     return Array(dtypes.coerce_to_array(x))
 
 
-def _is_concrete(*xs):
-    return not any(isinstance(x, Tracer) for x in xs)
-
-
-def _check_eagerly(prim, *args, **params):
-    """Run `prim`'s abstract evaluation on concrete operands (tracers are checked when
-    their equation is recorded), so that eager misuse raises JAX's error too."""
-    if _is_concrete(*args):
-        abstract_eval_rules[prim](*(get_aval(a) for a in args), **params)
-
-
 def _axes_tuple(axes):
     return tuple(operator.index(a) for a in axes)
+
+
+def _inverse_permutation(perm):
+    return tuple(int(i) for i in np.argsort(perm))
+
+
+def _shape_of(x):
+    """Shape of a transpose-rule argument: a value or an `UndefinedPrimal`."""
+    return x.aval.shape if ad.is_undefined(x) else np.shape(x)
+
+
+def _sum_axes(x, axes):
+    from jaxlite.lax.reductions import reduce_sum_p
+
+    return reduce_sum_p.bind(x, axes=tuple(sorted(axes))) if axes else x
+
+
+def _at_front(vals, dims, axis_size):
+    """Every operand with its batch axis first (unbatched ones broadcast)."""
+    return [batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims)]
 
 
 # --------------------------------------------------------------------------------------
@@ -161,9 +172,37 @@ def _broadcast_in_dim_abstract(x, *, shape, broadcast_dimensions, sharding):
     return [ShapedArray(shape, x.dtype, x.weak_type)], no_effects
 
 
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions, sharding):
+    if type(ct) is ad.Zero:
+        return [None]
+    in_shape = x.aval.shape
+    new_dims = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+    stretched = [
+        d
+        for i, d in enumerate(broadcast_dimensions)
+        if in_shape[i] == 1 and shape[d] != 1
+    ]
+    return [reshape(_sum_axes(ct, new_dims + stretched), in_shape)]
+
+
+def _broadcast_in_dim_batch(
+    axis_size, vals, dims, *, shape, broadcast_dimensions, sharding
+):
+    (x,) = _at_front(vals, dims, axis_size)
+    out = broadcast_in_dim_p.bind(
+        x,
+        broadcast_dimensions=(0, *(d + 1 for d in broadcast_dimensions)),
+        shape=(np.shape(x)[0], *shape),
+        sharding=sharding,
+    )
+    return [out], [0]
+
+
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
 impl_rules[broadcast_in_dim_p] = _broadcast_in_dim_impl
 abstract_eval_rules[broadcast_in_dim_p] = _broadcast_in_dim_abstract
+ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+batching.batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
 
 
 def broadcast_in_dim(operand_, shape, broadcast_dimensions):
@@ -174,7 +213,6 @@ def broadcast_in_dim(operand_, shape, broadcast_dimensions):
     if np.shape(x) == shape and dims == tuple(range(len(shape))):
         return x
     params = dict(broadcast_dimensions=dims, shape=shape, sharding=None)
-    _check_eagerly(broadcast_in_dim_p, x, **params)
     return broadcast_in_dim_p.bind(x, **params)
 
 
@@ -209,7 +247,7 @@ def _reshape_impl(x, *, new_sizes, dimensions, sharding):
 def _reshape_abstract(x, *, new_sizes, dimensions, sharding):
     if any(d < 0 for d in new_sizes):
         raise TypeError(f"reshape new_sizes must all be positive, got {new_sizes}.")
-    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+    if math.prod(new_sizes) != math.prod(x.shape):
         raise TypeError(
             "reshape total size must be unchanged, got new_sizes "
             f"{new_sizes} for shape {x.shape}."
@@ -222,9 +260,34 @@ def _reshape_abstract(x, *, new_sizes, dimensions, sharding):
     return [ShapedArray(new_sizes, x.dtype, x.weak_type)], no_effects
 
 
+def _reshape_transpose(ct, x, *, new_sizes, dimensions, sharding):
+    if type(ct) is ad.Zero:
+        return [None]
+    in_shape = x.aval.shape
+    if dimensions is None:
+        return [reshape(ct, in_shape)]
+    permuted = reshape(ct, tuple(in_shape[d] for d in dimensions))
+    return [transpose(permuted, _inverse_permutation(dimensions))]
+
+
+def _reshape_batch(axis_size, vals, dims, *, new_sizes, dimensions, sharding):
+    (x,) = _at_front(vals, dims, axis_size)
+    if dimensions is not None:
+        dimensions = (0, *(d + 1 for d in dimensions))
+    out = reshape_p.bind(
+        x,
+        dimensions=dimensions,
+        new_sizes=(np.shape(x)[0], *new_sizes),
+        sharding=sharding,
+    )
+    return [out], [0]
+
+
 reshape_p = Primitive("reshape")
 impl_rules[reshape_p] = _reshape_impl
 abstract_eval_rules[reshape_p] = _reshape_abstract
+ad.deflinear(reshape_p, _reshape_transpose)
+batching.batch_rules[reshape_p] = _reshape_batch
 
 
 def reshape(operand_, new_sizes, dimensions=None):
@@ -237,7 +300,6 @@ def reshape(operand_, new_sizes, dimensions=None):
     if np.shape(x) == new_sizes and dims is None:
         return x
     params = dict(dimensions=dims, new_sizes=new_sizes, sharding=None)
-    _check_eagerly(reshape_p, x, **params)
     return reshape_p.bind(x, **params)
 
 
@@ -248,7 +310,7 @@ def collapse(operand_, start_dimension, stop_dimension=None):
     start = canonicalize_axis(start_dimension, len(shape))
     stop = len(shape) if stop_dimension is None else stop_dimension
     stop = canonicalize_axis(stop, len(shape) + 1) if stop >= 0 else stop + len(shape)
-    size = int(np.prod(shape[start:stop], dtype=np.int64))
+    size = math.prod(shape[start:stop])
     return reshape(x, (*shape[:start], size, *shape[stop:]))
 
 
@@ -267,10 +329,21 @@ def _squeeze_abstract(x, *, dimensions):
     return [ShapedArray(shape, x.dtype, x.weak_type)], no_effects
 
 
+def _squeeze_transpose(ct, x, *, dimensions):
+    return [None if type(ct) is ad.Zero else reshape(ct, x.aval.shape)]
+
+
+def _squeeze_batch(axis_size, vals, dims, *, dimensions):
+    (x,) = _at_front(vals, dims, axis_size)
+    return [squeeze_p.bind(x, dimensions=tuple(d + 1 for d in dimensions))], [0]
+
+
 squeeze_p = Primitive("squeeze")
 impl_rules[squeeze_p] = lambda x, *, dimensions: [np.squeeze(x, dimensions)]
 abstract_eval_rules[squeeze_p] = _squeeze_abstract
 lowering_rules[squeeze_p] = inline("np.squeeze({0}, {dimensions})")
+ad.deflinear(squeeze_p, _squeeze_transpose)
+batching.batch_rules[squeeze_p] = _squeeze_batch
 
 
 def squeeze(array, dimensions):
@@ -283,7 +356,6 @@ def squeeze(array, dimensions):
     dims = tuple(sorted(dims))
     if not dims:
         return x
-    _check_eagerly(squeeze_p, x, dimensions=dims)
     return squeeze_p.bind(x, dimensions=dims)
 
 
@@ -315,10 +387,24 @@ def _transpose_abstract(x, *, permutation):
     return [ShapedArray(shape, x.dtype, x.weak_type)], no_effects
 
 
+def _transpose_transpose(ct, x, *, permutation):
+    if type(ct) is ad.Zero:
+        return [None]
+    return [transpose(ct, _inverse_permutation(permutation))]
+
+
+def _transpose_batch(axis_size, vals, dims, *, permutation):
+    (x,) = _at_front(vals, dims, axis_size)
+    perm = (0, *(p + 1 for p in permutation))
+    return [transpose_p.bind(x, permutation=perm)], [0]
+
+
 transpose_p = Primitive("transpose")
 impl_rules[transpose_p] = lambda x, *, permutation: [np.transpose(x, permutation)]
 abstract_eval_rules[transpose_p] = _transpose_abstract
 lowering_rules[transpose_p] = inline("np.transpose({0}, {permutation})")
+ad.deflinear(transpose_p, _transpose_transpose)
+batching.batch_rules[transpose_p] = _transpose_batch
 
 
 def transpose(operand_, permutation):
@@ -327,7 +413,6 @@ def transpose(operand_, permutation):
     perm = _axes_tuple(permutation)
     if perm == tuple(range(np.ndim(x))):
         return x
-    _check_eagerly(transpose_p, x, permutation=perm)
     return transpose_p.bind(x, permutation=perm)
 
 
@@ -372,10 +457,25 @@ def _concatenate_lowering(ctx, *xs, dimension):
     return f"np.concatenate(({', '.join(xs)},), {dimension})"
 
 
+def _concatenate_transpose(ct, *xs, dimension):
+    if type(ct) is ad.Zero:
+        return [None] * len(xs)
+    sizes = tuple(_shape_of(x)[dimension] for x in xs)
+    pieces = split_p.bind(ct, axis=dimension, sizes=sizes)
+    return [p if ad.is_undefined(x) else None for p, x in zip(pieces, xs)]
+
+
+def _concatenate_batch(axis_size, vals, dims, *, dimension):
+    xs = _at_front(vals, dims, axis_size)
+    return [concatenate_p.bind(*xs, dimension=dimension + 1)], [0]
+
+
 concatenate_p = Primitive("concatenate")
 impl_rules[concatenate_p] = lambda *xs, dimension: [np.concatenate(xs, dimension)]
 abstract_eval_rules[concatenate_p] = _concatenate_abstract
 lowering_rules[concatenate_p] = _concatenate_lowering
+ad.deflinear(concatenate_p, _concatenate_transpose)
+batching.batch_rules[concatenate_p] = _concatenate_batch
 
 
 def concatenate(operands, dimension):
@@ -385,9 +485,7 @@ def concatenate(operands, dimension):
         raise ValueError("concatenate requires a non-empty sequences of arrays")
     dimension = operator.index(dimension)
     if len(xs) == 1:
-        _check_eagerly(concatenate_p, *xs, dimension=dimension)
         return xs[0]
-    _check_eagerly(concatenate_p, *xs, dimension=dimension)
     return concatenate_p.bind(*xs, dimension=dimension)
 
 
@@ -415,10 +513,27 @@ def _stack_lowering(ctx, *xs, axis):
     return f"np.stack(({', '.join(xs)},), {axis})"
 
 
+def _stack_transpose(ct, *xs, axis):
+    if type(ct) is ad.Zero:
+        return [None] * len(xs)
+    pieces = split_p.bind(ct, axis=axis, sizes=(1,) * len(xs))
+    return [
+        reshape(p, x.aval.shape) if ad.is_undefined(x) else None
+        for p, x in zip(pieces, xs)
+    ]
+
+
+def _stack_batch(axis_size, vals, dims, *, axis):
+    xs = _at_front(vals, dims, axis_size)
+    return [stack_p.bind(*xs, axis=axis + 1)], [0]
+
+
 stack_p = Primitive("stack")
 impl_rules[stack_p] = lambda *xs, axis: [np.stack(xs, axis)]
 abstract_eval_rules[stack_p] = _stack_abstract
 lowering_rules[stack_p] = _stack_lowering
+ad.deflinear(stack_p, _stack_transpose)
+batching.batch_rules[stack_p] = _stack_batch
 
 
 def stack(operands, axis=0):
@@ -427,7 +542,6 @@ def stack(operands, axis=0):
     if not xs:
         raise ValueError("Need at least one array to stack.")
     axis = canonicalize_axis(axis, np.ndim(xs[0]) + 1)
-    _check_eagerly(stack_p, *xs, axis=axis)
     return stack_p.bind(*xs, axis=axis)
 
 
@@ -460,9 +574,22 @@ def _split_impl(x, *, axis, sizes):
     return list(np.split(np.asarray(x), np.cumsum(sizes[:-1], dtype=np.int64), axis))
 
 
+def _split_transpose(cts, x, *, axis, sizes):
+    if all(type(ct) is ad.Zero for ct in cts):
+        return [None]
+    return [concatenate_p.bind(*(ad.instantiate(ct) for ct in cts), dimension=axis)]
+
+
+def _split_batch(axis_size, vals, dims, *, axis, sizes):
+    (x,) = _at_front(vals, dims, axis_size)
+    return split_p.bind(x, axis=axis + 1, sizes=sizes), [0] * len(sizes)
+
+
 split_p = Primitive("split", multiple_results=True)
 impl_rules[split_p] = _split_impl
 abstract_eval_rules[split_p] = _split_abstract
+ad.deflinear(split_p, _split_transpose)
+batching.batch_rules[split_p] = _split_batch
 
 
 def split(operand_, sizes, axis=0):
@@ -470,7 +597,6 @@ def split(operand_, sizes, axis=0):
     x = operand(operand_)
     sizes = tuple(operator.index(s) for s in sizes)
     axis = canonicalize_axis(axis, np.ndim(x))
-    _check_eagerly(split_p, x, axis=axis, sizes=sizes)
     return split_p.bind(x, axis=axis, sizes=sizes)
 
 
@@ -490,17 +616,33 @@ def _tile_abstract(x, *, reps):
     return [ShapedArray(shape, x.dtype, x.weak_type)], no_effects
 
 
+def _tile_transpose(ct, x, *, reps):
+    if type(ct) is ad.Zero:
+        return [None]
+    # Axis i of the tiled array is (rep, element) in row-major order: sum over reps.
+    in_shape = x.aval.shape
+    split_shape = [n for pair in zip(reps, in_shape) for n in pair]
+    summed = _sum_axes(reshape(ct, split_shape), range(0, 2 * len(reps), 2))
+    return [reshape(summed, in_shape)]
+
+
+def _tile_batch(axis_size, vals, dims, *, reps):
+    (x,) = _at_front(vals, dims, axis_size)
+    return [tile_p.bind(x, reps=(1, *reps))], [0]
+
+
 tile_p = Primitive("tile")
 impl_rules[tile_p] = lambda x, *, reps: [np.tile(x, reps)]
 abstract_eval_rules[tile_p] = _tile_abstract
 lowering_rules[tile_p] = inline("np.tile({0}, {reps})")
+ad.deflinear(tile_p, _tile_transpose)
+batching.batch_rules[tile_p] = _tile_batch
 
 
 def tile(operand_, reps):
     """Repeat the whole array `reps[i]` times along each axis i (len(reps) == ndim)."""
     x = operand(operand_)
     reps = tuple(operator.index(r) for r in reps)
-    _check_eagerly(tile_p, x, reps=reps)
     return tile_p.bind(x, reps=reps)
 
 
@@ -557,9 +699,57 @@ def _pad_impl(x, padding_value, *, padding_config):
     return [out[tuple(crop)]]
 
 
+def _pad_transpose(ct, x, padding_value, *, padding_config):
+    if type(ct) is ad.Zero:
+        return [None, None]
+    from jaxlite.lax.indexing import slice as lax_slice
+
+    zero = np.zeros((), ct.dtype)[()]
+    # Undo the low/high padding (negative padding there comes back as zeros), then
+    # keep every (interior + 1)-th element.
+    unpadded = pad_p.bind(
+        ct, zero, padding_config=tuple((-lo, -hi, 0) for lo, hi, _ in padding_config)
+    )
+    t_operand = unpadded
+    if any(interior for _, _, interior in padding_config):
+        strides = tuple(interior + 1 for _, _, interior in padding_config)
+        t_operand = lax_slice(
+            unpadded, (0,) * len(strides), np.shape(unpadded), strides
+        )
+    t_value = None
+    if ad.is_undefined(padding_value):
+        from jaxlite.lax.elementwise import sub
+
+        everything = tuple(range(len(padding_config)))
+        t_value = sub(_sum_axes(ct, everything), _sum_axes(t_operand, everything))
+    return [t_operand if ad.is_undefined(x) else None, t_value]
+
+
+def _pad_batch(axis_size, vals, dims, *, padding_config):
+    x, value = vals
+    x = batching.bdim_at_front(x, dims[0], axis_size)
+    config = ((0, 0, 0), *padding_config)
+    if dims[1] is batching.not_mapped:
+        return [pad_p.bind(x, value, padding_config=config)], [0]
+    # One padding value per batch element: pad with zeros, then select the values
+    # where the mask of padded positions says so.
+    from jaxlite.lax.elementwise import select_n_p
+
+    zero = np.zeros((), np.dtype(x.dtype))[()]
+    padded = pad_p.bind(x, zero, padding_config=config)
+    inside = np.ones(np.shape(x), np.bool_)
+    mask = pad_p.bind(inside, np.False_, padding_config=config)
+    values = broadcast_in_dim(
+        batching.moveaxis(value, dims[1], 0), np.shape(padded), (0,)
+    )
+    return [select_n_p.bind(mask, values, padded)], [0]
+
+
 pad_p = Primitive("pad")
 impl_rules[pad_p] = _pad_impl
 abstract_eval_rules[pad_p] = _pad_abstract
+ad.deflinear(pad_p, _pad_transpose)
+batching.batch_rules[pad_p] = _pad_batch
 
 
 def pad(operand_, padding_value, padding_config):
@@ -575,7 +765,6 @@ def pad(operand_, padding_value, padding_config):
             "padding_config must be a sequence of (low, high, interior) triples, got "
             f"{padding_config}"
         )
-    _check_eagerly(pad_p, x, value, padding_config=config)
     return pad_p.bind(x, value, padding_config=config)
 
 
@@ -616,9 +805,7 @@ def broadcasted_iota(dtype, shape, dimension):
     dtype = dtypes.canonicalize_dtype(dtype)
     shape = canonicalize_shape(shape)
     dimension = canonicalize_axis(dimension, len(shape))
-    params = dict(dimension=dimension, dtype=dtype, shape=shape, sharding=None)
-    _iota_abstract(**params)
-    return iota_p.bind(**params)
+    return iota_p.bind(dimension=dimension, dtype=dtype, shape=shape, sharding=None)
 
 
 # --------------------------------------------------------------------------------------
@@ -640,10 +827,21 @@ def _rev_abstract(x, *, dimensions):
     return [x], no_effects
 
 
+def _rev_transpose(ct, x, *, dimensions):
+    return [None if type(ct) is ad.Zero else rev_p.bind(ct, dimensions=dimensions)]
+
+
+def _rev_batch(axis_size, vals, dims, *, dimensions):
+    (x,) = _at_front(vals, dims, axis_size)
+    return [rev_p.bind(x, dimensions=tuple(d + 1 for d in dimensions))], [0]
+
+
 rev_p = Primitive("rev")
 impl_rules[rev_p] = lambda x, *, dimensions: [np.flip(x, dimensions)]
 abstract_eval_rules[rev_p] = _rev_abstract
 lowering_rules[rev_p] = inline("np.flip({0}, {dimensions})")
+ad.deflinear(rev_p, _rev_transpose)
+batching.batch_rules[rev_p] = _rev_batch
 
 
 def rev(operand_, dimensions):
@@ -652,7 +850,6 @@ def rev(operand_, dimensions):
     dims = _axes_tuple(dimensions)
     if not dims:
         return x
-    _check_eagerly(rev_p, x, dimensions=dims)
     return rev_p.bind(x, dimensions=dims)
 
 
@@ -663,6 +860,8 @@ copy_p = Primitive("copy")
 impl_rules[copy_p] = lambda x: [np.array(x, copy=True)]
 abstract_eval_rules[copy_p] = lambda x: ([x], no_effects)
 lowering_rules[copy_p] = inline("{0}")
+ad.deflinear(copy_p, lambda ct, x: [None if type(ct) is ad.Zero else copy_p.bind(ct)])
+batching.defvectorized(copy_p)
 
 
 def copy(operand_):

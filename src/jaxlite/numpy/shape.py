@@ -1,19 +1,22 @@
 """Shape manipulation of jax.numpy: reshape, transpose, join, split, broadcast, tile,
 repeat, flip, roll and pad.
 
-Shapes, axes, split points, repeat counts and pad widths are static: they are read as
-Python ints when the function is called (a traced value there raises JAX's shape or
-concretization error). Every function then stages only structural lax primitives, so a
-jitted program contains `reshape`, `transpose`, `broadcast_in_dim`, `concatenate`,
-`stack`, `split`, `tile`, `pad`, `rev` and `slice`, as in JAX.
+Shapes, axes, split points and pad widths are static: they are read as Python ints
+when the function is called (a traced value there raises JAX's shape or concretization
+error). Every function then stages only structural lax primitives, so a jitted program
+contains `reshape`, `transpose`, `broadcast_in_dim`, `concatenate`, `stack`, `split`,
+`tile`, `pad`, `rev` and `slice`, as in JAX. (A traced shift of `roll` and traced
+counts of `repeat` with a static `total_repeat_length` use dynamic slices and gathers.)
 
-Copy-only index patterns (roll, repeat, the edge/wrap/reflect pad modes) are computed on
-the host as a static index map and lowered to a few slices, reversals and broadcasts:
-each maximal run of consecutive, reversed or repeated indices becomes one slice.
+Copy-only index patterns (static roll and repeat, the wrap, reflect and symmetric pad
+modes) are computed on the host as a static index map and lowered to a few slices,
+reversals and broadcasts: each maximal run of consecutive, reversed or repeated indices
+becomes one slice.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 
@@ -21,6 +24,7 @@ import numpy as np
 
 from jaxlite import dtypes, lax
 from jaxlite.core import Array, Tracer, concrete_or_error
+from jaxlite.lax.indexing import slice as lax_slice
 from jaxlite.lax.structural import canonicalize_shape, operand
 from jaxlite.numpy.ufuncs import check_arraylike, promote_dtypes
 
@@ -107,13 +111,6 @@ def _slice_in_dim(x, start, stop, axis):
     shape = np.shape(x)
     if start == 0 and stop == shape[axis]:
         return x
-    try:
-        from jaxlite.lax.indexing import slice as lax_slice
-    except ImportError:
-        # lax.indexing (slice_p) is written separately; until it is present, the same
-        # slice is the middle piece of a `split`.
-        sizes = [start, stop - start, shape[axis] - stop]
-        return lax.split(x, sizes, axis)[1]
     starts = [0] * len(shape)
     limits = list(shape)
     starts[axis], limits[axis] = start, stop
@@ -184,6 +181,7 @@ def _warn_not_arraylike(fun_name, a):
     if not (
         isinstance(a, (Array, Tracer, np.ndarray, np.generic))
         or type(a) in (bool, int, float, complex)
+        or hasattr(a, "shape")  # ShapeDtypeStruct and other shape-bearing objects
     ):
         warnings.warn(
             f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
@@ -210,8 +208,8 @@ def size(a, axis=None):
     _warn_not_arraylike("size", a)
     s = np.shape(a)
     if axis is None:
-        return int(np.prod(s, dtype=np.int64))
-    return int(np.prod([s[i] for i in _axes(axis, len(s))], dtype=np.int64))
+        return math.prod(s)
+    return math.prod([s[i] for i in _axes(axis, len(s))])
 
 
 # ----------------------------------------------------------------------------------
@@ -220,13 +218,13 @@ def size(a, axis=None):
 
 def _compute_newshape(a_shape, newshape):
     newshape = canonicalize_shape(newshape)
-    total = int(np.prod(a_shape, dtype=np.int64))
+    total = math.prod(a_shape)
     unknown = [i for i, d in enumerate(newshape) if d == -1]
     if len(unknown) > 1:
         raise TypeError(
             f"can only specify one unknown axis size with a `-1` value, got {newshape}"
         )
-    known = int(np.prod([d for d in newshape if d != -1], dtype=np.int64))
+    known = math.prod([d for d in newshape if d != -1])
     if unknown:
         if known == 0 or total % known:
             raise TypeError(
@@ -267,7 +265,7 @@ def ravel(a, order="C", *, out_sharding=None):
     x = _asarray("ravel", a)
     if order == "K":
         raise NotImplementedError("Ravel not implemented for order='K'.")
-    return reshape(x, (int(np.prod(np.shape(x), dtype=np.int64)),), order=order)
+    return reshape(x, (math.prod(np.shape(x)),), order=order)
 
 
 def transpose(a, axes=None):
@@ -613,7 +611,10 @@ def broadcast_to(array, shape, *, out_sharding=None):
     x = _asarray("broadcast_to", array)
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    shape = canonicalize_shape(shape)
+    return _broadcast_to(x, canonicalize_shape(shape))
+
+
+def _broadcast_to(x, shape):
     s = np.shape(x)
     if s == shape:
         return x
@@ -639,8 +640,11 @@ def broadcast_arrays(*args):
     """All arguments broadcast to their common shape."""
     check_arraylike("broadcast_arrays", *args)
     xs = [operand(a) for a in args]
-    target = broadcast_shapes(*(np.shape(x) for x in xs))
-    return [broadcast_to(x, target) for x in xs]
+    shapes = [np.shape(x) for x in xs]
+    if all(s == shapes[0] for s in shapes):
+        return xs
+    target = broadcast_shapes(*shapes)
+    return [_broadcast_to(x, target) for x in xs]
 
 
 # ----------------------------------------------------------------------------------
@@ -665,24 +669,28 @@ def tile(A, reps):  # noqa: N803  (NumPy's name)
 def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None):
     """Repeat each element `repeats` times along `axis` (flattened if None).
 
-    `repeats` is static: an int or a 1-D sequence with one count per element.
-    `total_repeat_length`, if given, truncates the result or extends it with copies of
-    the last element.
+    `repeats` is an int or a 1-D array with one count per element. It may be traced
+    only when `total_repeat_length` fixes the output size. `total_repeat_length`, if
+    given, truncates the result or extends it with copies of the last element.
     """
-    x = _asarray("repeat", a)
+    check_arraylike("repeat", a, repeats)
+    x = operand(a)
     if axis is None:
         x = ravel(x)
         axis = 0
     axis = _axis(axis, np.ndim(x))
     n = np.shape(x)[axis]
     if isinstance(repeats, Tracer) and repeats.to_concrete_value() is None:
-        from jaxlite.errors import ConcretizationTypeError
+        if total_repeat_length is None:
+            from jaxlite.errors import ConcretizationTypeError
 
-        raise ConcretizationTypeError(
-            repeats,
-            "When jit-compiling jnp.repeat, the total number of repeats must be static."
-            " To fix this, specify a static value for `repeats`.",
-        )
+            raise ConcretizationTypeError(
+                repeats,
+                "When jit-compiling jnp.repeat, the total number of repeats must be "
+                "static. To fix this, either specify a static value for `repeats`, or "
+                "pass a static value to `total_repeat_length`.",
+            )
+        return _repeat_traced(x, repeats, axis, operator.index(total_repeat_length))
     reps = _static_ints(repeats, "repeats argument of jnp.repeat")
     if np.any(reps < 0):
         raise TypeError(f"repeat: repeats must be nonnegative, got {reps.tolist()}")
@@ -698,6 +706,21 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None
         total = operator.index(total_repeat_length)
         idx = np.concatenate([idx[:total], np.full(max(total - idx.size, 0), n - 1)])
     return _take_static(x, idx, axis)
+
+
+def _repeat_traced(x, repeats, axis, total):
+    """Output position j takes the element whose cumulative count first exceeds j
+    (the last element beyond the total of the counts)."""
+    from jaxlite.numpy.indexing import take
+    from jaxlite.numpy.sorting import cumsum, searchsorted
+    from jaxlite.numpy.ufuncs import minimum
+
+    n = np.shape(x)[axis]
+    counts = _broadcast_to(operand(repeats), (n,))
+    ends = cumsum(counts)
+    positions = lax.iota(ends.dtype, total)
+    idx = minimum(searchsorted(ends, positions, side="right"), n - 1)
+    return take(x, idx, axis=axis)
 
 
 def _repeat_scalar(x, r, axis):
@@ -781,25 +804,29 @@ def roll(a, shift, axis=None):
 
 
 def _roll_dynamic(x, shift, axis):
-    try:
-        from jaxlite.lax.indexing import dynamic_slice
-    except ImportError:
-        raise NotImplementedError(
-            "jnp.roll with a traced shift needs lax.dynamic_slice, which is not "
-            "available yet; pass a static shift."
-        ) from None
-    if isinstance(axis, (tuple, list)) or np.ndim(shift):
-        raise NotImplementedError("jnp.roll with a traced shift takes one int axis.")
-    ax = _axis(axis, np.ndim(x))
-    n = np.shape(x)[ax]
-    if n == 0:
-        return x
+    """Roll by a traced shift: along each axis, a dynamic slice of the array
+    concatenated with itself."""
     from jaxlite.numpy.ufuncs import remainder, subtract
 
-    starts = [0] * np.ndim(x)
-    starts[ax] = remainder(subtract(n, shift), n)
-    sizes = list(np.shape(x))
-    return dynamic_slice(lax.concatenate([x, x], ax), starts, sizes)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if np.ndim(shift) > 1:
+        raise ValueError("roll: shift and axis must be at most 1-D")
+    if np.ndim(shift) == 1 and np.shape(shift)[0] not in (1, len(axes)):
+        raise ValueError(
+            f"roll: {np.shape(shift)[0]} shifts do not match {len(axes)} axes"
+        )
+    if np.ndim(shift) == 1 and len(axes) == 1:
+        axes = axes * np.shape(shift)[0]
+    for i, ax in enumerate(axes):
+        s = shift if np.ndim(shift) == 0 else shift[i % np.shape(shift)[0]]
+        ax = _axis(ax, np.ndim(x))
+        n = np.shape(x)[ax]
+        if n == 0:
+            continue
+        starts = [0] * np.ndim(x)
+        starts[ax] = remainder(subtract(n, s), n)
+        x = lax.dynamic_slice(lax.concatenate([x, x], ax), starts, list(np.shape(x)))
+    return x
 
 
 # ----------------------------------------------------------------------------------
@@ -883,6 +910,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
             if kwargs.get("stat_length") is not None:
                 raise NotImplementedError("jnp.pad: stat_length is not supported yet.")
             x = _pad_stat(x, ax, lo, hi, mode)
+        elif mode == "edge":
+            x = _pad_edge(x, ax, lo, hi)
         elif mode in ("reflect", "symmetric"):
             reflect_type = kwargs.get("reflect_type", "even")
             if reflect_type not in ("even", "odd"):
@@ -897,10 +926,10 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 
 def _pad_constant(x, widths, constant_values):
-    from jaxlite.numpy.creation import array
+    from jaxlite.numpy.creation import asarray
 
     dtype = x.dtype
-    values = array(constant_values)
+    values = asarray(constant_values)
     if np.ndim(values) == 0:
         value = lax.convert_element_type(values, dtype)
         return lax.pad(x, value, tuple((lo, hi, 0) for lo, hi in widths))
@@ -918,6 +947,16 @@ def _pad_constant(x, widths, constant_values):
     return x
 
 
+def _pad_edge(x, ax, lo, hi):
+    n = np.shape(x)[ax]
+    pieces = [x]
+    if lo:
+        pieces.insert(0, _broadcast_in_axis(_slice_in_dim(x, 0, 1, ax), lo, ax))
+    if hi:
+        pieces.append(_broadcast_in_axis(_slice_in_dim(x, n - 1, n, ax), hi, ax))
+    return lax.concatenate(pieces, ax)
+
+
 def _pad_stat(x, ax, lo, hi, mode):
     from jaxlite.numpy.ufuncs import round as round_
     from jaxlite.numpy.ufuncs import true_divide
@@ -928,10 +967,14 @@ def _pad_stat(x, ax, lo, hi, mode):
     elif mode == "minimum":
         stat = lax.reduce_min(x, (ax,))
     else:
-        total = lax.reduce_sum(x, (ax,))
-        stat = true_divide(total, n)
-        if not dtypes.issubdtype(x.dtype, np.inexact):
-            stat = round_(stat)
+        exact = not dtypes.issubdtype(x.dtype, np.inexact)
+        values = x
+        if exact or np.dtype(x.dtype).itemsize < 4:
+            # Integers, and 16-bit floats (as jnp.mean), are averaged in float32.
+            values = lax.convert_element_type(x, np.float32)
+        stat = true_divide(lax.reduce_sum(values, (ax,)), n)
+        if exact:
+            stat = round_(stat)  # NumPy rounds the mean of integers (half to even)
         stat = lax.convert_element_type(stat, x.dtype)
     stat = lax.expand_dims(stat, (ax,))
     pieces = [_broadcast_in_axis(stat, lo, ax), x, _broadcast_in_axis(stat, hi, ax)]

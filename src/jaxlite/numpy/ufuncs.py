@@ -111,14 +111,18 @@ __all__ = [
     "fmax",
     "fmin",
     "sinc",
+    "where",
+    "select",
+    "clip",
+    "nan_to_num",
 ]
-
 
 
 def check_arraylike(fun_name, *args):
     for i, a in enumerate(args):
         if not (
-            isinstance(a, (Array, Tracer, np.ndarray, np.generic)) or type(a) in _SCALARS
+            isinstance(a, (Array, Tracer, np.ndarray, np.generic))
+            or type(a) in _SCALARS
         ):
             raise TypeError(
                 f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
@@ -200,7 +204,9 @@ def _binary(name, prim, promote=promote_args):
         return prim.bind(*promote(name, x1, x2))
 
     fun.__name__ = fun.__qualname__ = name
-    fun.__doc__ = f"Elementwise `{name}` with NumPy broadcasting and JAX type promotion."
+    fun.__doc__ = (
+        f"Elementwise `{name}` with NumPy broadcasting and JAX type promotion."
+    )
     return fun
 
 
@@ -383,7 +389,9 @@ logical_xor = _logical("logical_xor", ew.xor_p)
 
 def absolute(x, /):
     (x,) = promote_args("absolute", x)
-    if np.dtype(x.dtype) == np.bool_ or np.issubdtype(np.dtype(x.dtype), np.unsignedinteger):
+    if np.dtype(x.dtype) == np.bool_ or np.issubdtype(
+        np.dtype(x.dtype), np.unsignedinteger
+    ):
         return x
     return ew.abs_p.bind(x)
 
@@ -474,7 +482,9 @@ def logaddexp(x1, x2, /):
     x1, x2 = promote_args_inexact("logaddexp", x1, x2)
     amax = maximum(x1, x2)
     delta = subtract(x1, x2)
-    safe = lax.select(isnan(delta), amax, add(amax, log1p(exp(negative(absolute(delta))))))
+    safe = lax.select(
+        isnan(delta), amax, add(amax, log1p(exp(negative(absolute(delta)))))
+    )
     return safe
 
 
@@ -536,7 +546,9 @@ def _sign_bit_of(x):
     # Distinguishes -0.0 from 0.0: 1/x is -inf for -0.0.
     zero = lax.convert_element_type(0, x.dtype)
     is_zero = equal(x, zero)
-    inv = ew.div_p.bind(lax.convert_element_type(1, x.dtype), lax.select(is_zero, x, zero))
+    inv = ew.div_p.bind(
+        lax.convert_element_type(1, x.dtype), lax.select(is_zero, x, zero)
+    )
     return lax.select(is_zero, less(inv, zero), less(x, zero))
 
 
@@ -563,3 +575,109 @@ def sinc(x, /):
     is_zero = equal(x, 0)
     safe = lax.select(is_zero, lax.full_like(x, 1), pix)
     return lax.select(is_zero, lax.full_like(x, 1), true_divide(sin(safe), safe))
+
+
+# ----------------------------------------------------------------------------------
+# Selection: where, select, clip, nan_to_num
+
+
+def _as_bool(c):
+    """A condition as bool: nonzero is True."""
+    if np.dtype(c.dtype) == np.bool_:
+        return c
+    return ew.ne_p.bind(*promote_args("ne", c, 0))
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """`x` where `condition` holds, else `y` (broadcast together, dtypes promoted).
+
+    With only `condition`, the indices of its nonzero elements (`jnp.nonzero`): the
+    result's shape depends on the data, so under a transformation pass a static `size`.
+    """
+    if x is None and y is None:
+        from jaxlite.numpy.indexing import nonzero
+
+        check_arraylike("where", condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise ValueError(
+            "size and fill_value arguments cannot be used in three-term where function."
+        )
+    from jaxlite.lax.structural import operand
+    from jaxlite.numpy.shape import broadcast_arrays
+
+    check_arraylike("where", condition, x, y)
+    x, y = promote_dtypes(x, y)
+    condition, x, y = broadcast_arrays(_as_bool(operand(condition)), x, y)
+    return ew.select_n_p.bind(condition, y, x)
+
+
+def select(condlist, choicelist, default=0):
+    """For each element, the entry of the first `choicelist` array whose condition in
+    `condlist` holds, else `default`."""
+    from jaxlite.lax.structural import operand
+    from jaxlite.numpy.shape import broadcast_shapes, broadcast_to
+
+    if len(condlist) != len(choicelist):
+        raise ValueError(
+            "condlist must have length equal to choicelist "
+            f"({len(condlist)} vs {len(choicelist)})"
+        )
+    if len(condlist) == 0:
+        raise ValueError("condlist must be non-empty")
+    check_arraylike("select", *condlist, *choicelist, default)
+    default, *choices = promote_dtypes(default, *choicelist)
+    conds = [_as_bool(operand(c)) for c in condlist]
+    cond_shape = broadcast_shapes(*(np.shape(c) for c in conds))
+    shape = broadcast_shapes(
+        cond_shape, np.shape(default), *(np.shape(c) for c in choices)
+    )
+    out = broadcast_to(default, shape)
+    for c, v in zip(reversed(conds), reversed(choices)):
+        out = ew.select_n_p.bind(broadcast_to(c, shape), out, broadcast_to(v, shape))
+    return out
+
+
+def clip(arr=None, /, min=None, max=None):  # noqa: A002
+    """`arr` limited to `[min, max]` (either bound may be None)."""
+    if arr is None:
+        raise ValueError("No input was provided to the clip function.")
+    check_arraylike("clip", arr)
+    bounds = [b for b in (min, max) if b is not None]
+    check_arraylike("clip", *bounds)
+    if any(
+        dtypes.issubdtype(dtypes.result_type(v), np.complexfloating)
+        for v in (arr, *bounds)
+    ):
+        raise ValueError(
+            "Clip received a complex value either through the input or the min/max "
+            "keywords. Complex values have no ordering and cannot be clipped. Please "
+            "convert to a real value or array by taking the real or imaginary "
+            "components via jax.numpy.real/imag respectively."
+        )
+    if min is not None:
+        arr = maximum(min, arr)
+    if max is not None:
+        arr = minimum(max, arr)
+    return arr if min is not None or max is not None else promote_args("clip", arr)[0]
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """`x` with NaN replaced by `nan` and infinities by `posinf`/`neginf` (by default
+    the largest finite values of the dtype)."""
+    check_arraylike("nan_to_num", x)
+    (x,) = promote_dtypes(x)
+    dtype = np.dtype(x.dtype)
+    if not dtypes.issubdtype(dtype, np.inexact):
+        return x
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
+        im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
+        im = multiply(lax.convert_element_type(im, dtype), 1j)
+        return add(lax.convert_element_type(re, dtype), im)
+    info = dtypes.finfo(dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    out = where(isnan(x), lax.convert_element_type(nan, dtype), x)
+    out = where(isposinf(out), lax.convert_element_type(posinf, dtype), out)
+    return where(isneginf(out), lax.convert_element_type(neginf, dtype), out)
