@@ -80,11 +80,17 @@ def _compile(closed, name):
     jaxpr_namer = _Namer()
     for v, c in zip(jaxpr.constvars, closed.consts):
         jaxpr_namer.names[v] = ctx.add_global(np.asarray(c), "c")
+    consts = set(jaxpr.constvars)
 
     def namer(v):
-        # The jaxpr's names, except Python keywords (`if`, `in`, `or`, ...): `if_`.
+        # The jaxpr's names, except where one would be a Python keyword (`if`, `in`,
+        # `or`, ...) or shadow a global of the generated code (`np`): then `if_`, `np_`.
         name = jaxpr_namer(v)
-        return f"{name}_" if keyword.iskeyword(name) else name
+        if v in consts:
+            return name
+        if keyword.iskeyword(name) or name in ctx.namespace:
+            return f"{name}_"
+        return name
 
     def atom(x):
         if type(x) is Literal:
@@ -114,4 +120,3 @@ def _compile(closed, name):
     source = "\n".join(lines) + "\n"
     exec(builtins.compile(source, f"<jaxlite:{name}>", "exec"), ctx.namespace)
     return Executable(ctx.namespace[name], source, closed)
-
