@@ -29,8 +29,10 @@ from jaxlite.core import (
     impl_rules,
     no_effects,
 )
-from jaxlite.lax.elementwise import convert_value
+from jaxlite.interpreters import ad, batching
+from jaxlite.lax.elementwise import convert_element_type, convert_value
 from jaxlite.lax.rules import ANY, check_dtype
+from jaxlite.lax.structural import transpose
 
 __all__ = [
     "Precision",
@@ -110,8 +112,24 @@ def _axes_tuple(axes, what):
         ) from None
 
 
+_canonical_dimension_numbers: dict = {}
+
+
 def canonicalize_dimension_numbers(dimension_numbers):
     """`((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))` as hashable tuples."""
+    try:
+        return _canonical_dimension_numbers[dimension_numbers]
+    except (KeyError, TypeError):  # not seen yet, or not hashable (lists)
+        pass
+    out = _canonicalize_dimension_numbers(dimension_numbers)
+    try:
+        _canonical_dimension_numbers[dimension_numbers] = out
+    except TypeError:
+        pass
+    return out
+
+
+def _canonicalize_dimension_numbers(dimension_numbers):
     try:
         (lc, rc), (lb, rb) = dimension_numbers
     except (TypeError, ValueError):
@@ -268,7 +286,8 @@ def _is_matmul_layout(nl, nr, lc, rc, lb, rb):
 
 @functools.lru_cache(maxsize=512)
 def _general_plan(lhs_shape, rhs_shape, dimension_numbers):
-    """Transposes and shapes that turn the contraction into one (B, M, K) @ (B, K, N)."""
+    """Transposes and shapes that turn the contraction into one (B, M, K) @ (B, K, N)
+    product, or (M, K) @ (K, N) without batch axes."""
     (lc, rc), (lb, rb) = dimension_numbers
     lf = tuple(i for i in range(len(lhs_shape)) if i not in (*lb, *lc))
     rf = tuple(i for i in range(len(rhs_shape)) if i not in (*rb, *rc))
@@ -279,11 +298,13 @@ def _general_plan(lhs_shape, rhs_shape, dimension_numbers):
     b, k = size(lhs_shape, lb), size(lhs_shape, lc)
     m, n = size(lhs_shape, lf), size(rhs_shape, rf)
     out_shape = _dot_general_shape(lhs_shape, rhs_shape, dimension_numbers)
+    # Without batch axes a 2-D product suffices (a transposed view stays BLAS-able).
+    lhs_shape3, rhs_shape3 = ((b, m, k), (b, k, n)) if lb else ((m, k), (k, n))
     return (
         tuple(lb) + lf + tuple(lc),
-        (b, m, k),
+        lhs_shape3,
         tuple(rb) + tuple(rc) + rf,
-        (b, k, n),
+        rhs_shape3,
         out_shape,
     )
 
@@ -320,6 +341,7 @@ def _kind_rank(dtype):
     return 3
 
 
+@functools.cache
 def _compute_dtype(in_dtype, out_dtype):
     """The dtype NumPy computes in: the output dtype, unless it would lose the inputs'
     kind (float inputs, integer output), and never a dtype NumPy's matmul lacks."""
@@ -399,7 +421,81 @@ def _dot_general_lowering(
     )
 
 
+def _free_axes(ndim, contract, batch):
+    return [i for i in range(ndim) if i not in contract and i not in batch]
+
+
+def _operand_cotangent(ct, y, x_aval, x_dims, y_dims, ct_y_axes, precision):
+    """The cotangent of operand `x` of a dot_general with the other operand `y`:
+    contract `ct` with `y` over y's free axes and the batch axes, then restore x's axis
+    order. `ct_y_axes` are the positions of y's free axes in `ct`."""
+    if type(ct) is ad.Zero:
+        return None
+    (x_contract, x_batch), (y_contract, y_batch) = x_dims, y_dims
+    y_free = _free_axes(np.ndim(y), y_contract, y_batch)
+    x_free = _free_axes(len(x_aval.shape), x_contract, x_batch)
+    dims = ((list(ct_y_axes), y_free), (list(range(len(x_batch))), list(y_batch)))
+    out = dot_general(ct, y, dims, precision)
+    # `out` has axes (batch, x's free axes, y's contracting axes in increasing order).
+    by_y = [x_contract[j] for j in np.argsort(y_contract, kind="stable")]
+    out = transpose(out, tuple(np.argsort([*x_batch, *x_free, *by_y])))
+    if out.dtype != x_aval.dtype:
+        out = convert_element_type(out, x_aval.dtype)
+    return out
+
+
+def _dot_general_transpose_lhs(
+    ct, x, y, *, dimension_numbers, precision=None, preferred_element_type=None
+):
+    (lc, rc), (lb, rb) = dimension_numbers
+    n_lhs_free = len(x.aval.shape) - len(lc) - len(lb)
+    n_rhs_free = np.ndim(y) - len(rc) - len(rb)
+    start = len(lb) + n_lhs_free
+    ct_y_axes = range(start, start + n_rhs_free)
+    return _operand_cotangent(ct, y, x.aval, (lc, lb), (rc, rb), ct_y_axes, precision)
+
+
+def _dot_general_transpose_rhs(
+    ct, x, y, *, dimension_numbers, precision=None, preferred_element_type=None
+):
+    (lc, rc), (lb, rb) = dimension_numbers
+    n_lhs_free = np.ndim(x) - len(lc) - len(lb)
+    ct_x_axes = range(len(lb), len(lb) + n_lhs_free)
+    return _operand_cotangent(ct, x, y.aval, (rc, rb), (lc, lb), ct_x_axes, precision)
+
+
+def _dot_general_batch(axis_size, vals, dims, *, dimension_numbers, **params):
+    (lhs, rhs), (ld, rd) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def shift(axes, bdim):
+        return [a + (a >= bdim) for a in axes]
+
+    if ld is not batching.not_mapped and rd is not batching.not_mapped:
+        # Both batched: the batch axes become the first pair of batch dimensions.
+        new = (
+            (shift(lc, ld), shift(rc, rd)),
+            ([ld, *shift(lb, ld)], [rd, *shift(rb, rd)]),
+        )
+        out_dim = 0
+    elif ld is not batching.not_mapped:
+        # Only lhs batched: its batch axis is one more free axis of lhs.
+        lc, lb = shift(lc, ld), shift(lb, ld)
+        new = ((lc, rc), (lb, rb))
+        out_dim = len(lb) + _free_axes(np.ndim(lhs), lc, lb).index(ld)
+    else:
+        rc, rb = shift(rc, rd), shift(rb, rd)
+        new = ((lc, rc), (lb, rb))
+        n_lhs_free = np.ndim(lhs) - len(lc) - len(lb)
+        out_dim = len(lb) + n_lhs_free + _free_axes(np.ndim(rhs), rc, rb).index(rd)
+    dimension_numbers = canonicalize_dimension_numbers(new)
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dimension_numbers, **params)
+    return [out], [out_dim]
+
+
 dot_general_p = Primitive("dot_general")
+ad.defbilinear(dot_general_p, _dot_general_transpose_lhs, _dot_general_transpose_rhs)
+batching.batch_rules[dot_general_p] = _dot_general_batch
 impl_rules[dot_general_p] = _dot_general_impl
 abstract_eval_rules[dot_general_p] = _dot_general_abstract
 lowering_rules[dot_general_p] = _dot_general_lowering
@@ -435,9 +531,10 @@ def dot_general(
     if precision is not None:
         params["precision"] = precision
     if preferred_element_type is not None:
-        params["preferred_element_type"] = dtypes.canonicalize_user_dtype(
-            preferred_element_type, "dot"
-        )
+        pref = preferred_element_type
+        if not (isinstance(pref, np.dtype) and dtypes.canonicalize_dtype(pref) == pref):
+            pref = dtypes.canonicalize_user_dtype(pref, "dot")
+        params["preferred_element_type"] = pref
     return dot_general_p.bind(_operand(lhs), _operand(rhs), **params)
 
 

@@ -22,7 +22,7 @@ from collections import Counter
 import numpy as np
 
 from jaxlite import dtypes, lax
-from jaxlite.core import get_aval
+from jaxlite.core import Array, Tracer, get_aval
 from jaxlite.numpy.creation import asarray
 from jaxlite.numpy.ufuncs import check_arraylike, conjugate, multiply, promote_dtypes
 from jaxlite.util import canonicalize_axis
@@ -46,6 +46,16 @@ __all__ = [
 
 def _dot_operands(fun_name, operands, preferred_element_type):
     """Arrays for a contraction and the dtype to ask dot_general for."""
+    if preferred_element_type is None and len(operands) == 2:
+        a, b = operands
+        if (
+            isinstance(a, _VALUES)
+            and isinstance(b, _VALUES)
+            and a.dtype == b.dtype
+            and not a.weak_type
+            and not b.weak_type
+        ):
+            return [a, b], a.dtype  # the common case: nothing to convert
     check_arraylike(fun_name, *operands)
     dtype, weak = dtypes.result_type(*operands, return_weak_type_flag=True)
     out = []
@@ -57,6 +67,9 @@ def _dot_operands(fun_name, operands, preferred_element_type):
     if preferred_element_type is None:
         return out, dtype
     return out, dtypes.check_user_dtype_supported(preferred_element_type, fun_name)
+
+
+_VALUES = (Array, Tracer)
 
 
 def _ravel(x):
@@ -127,6 +140,13 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
             raise ValueError(
                 f"matmul input operand {i} must have ndim at least 1, but it has ndim 0"
             )
+    if a.ndim <= 2 and b.ndim <= 2:  # vectors and matrices: NumPy's layout already
+        dims = (((a.ndim - 1,), (0,)), ((), ()))
+        return lax.dot_general(a, b, dims, precision, dtype)
+    if a.ndim == b.ndim and a.shape[:-2] == b.shape[:-2] and 1 not in a.shape[:-2]:
+        batch = tuple(range(a.ndim - 2))
+        dims = (((a.ndim - 1,), (b.ndim - 2,)), (batch, batch))
+        return lax.dot_general(a, b, dims, precision, dtype)
     a_batch, b_batch = a.shape[:-2], b.shape[:-2]
     nbatch = max(len(a_batch), len(b_batch))
     a_squeeze, b_squeeze, batch_pairs = [], [], []
@@ -201,7 +221,8 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
         perm.append(nb + len(a_out) - 1)
     if len(b_keep) + len(b_squeeze) >= 2:  # the column axis of b
         perm.append(nb + len(a_out) + len(b_out) - 1)
-    out = lax.transpose(out, perm)
+    if perm != list(range(len(perm))):
+        out = lax.transpose(out, perm)
     if ones:
         out = lax.expand_dims(out, ones)
     return out

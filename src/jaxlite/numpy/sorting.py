@@ -68,8 +68,9 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return lax.rev(out, (axis,)) if descending else out
 
 
-def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
-            dtype=None):
+def argsort(
+    a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None
+):
     """Indices that sort `a` along `axis`. With `descending`, equal elements keep their
     original order (the sort runs on the reversed array)."""
     check_arraylike("argsort", a)
@@ -162,8 +163,10 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     if sorter is not None:
         check_arraylike("searchsorted", sorter)
         a = _permute(a, asarray(sorter))
-    index_dtype = dtypes.default_int_dtype()
     n = a.shape[0]
+    # int32 whenever it can hold every position (also with x64), as JAX does.
+    small = max(n, v.size) < np.iinfo(np.int32).max
+    index_dtype = dtypes.canonicalize_dtype(np.int32 if small else np.int64)
     if n == 0:
         return lax.full(v.shape, 0, index_dtype)
     table = lax.broadcast_in_dim(a, (*v.shape, n), (v.ndim,))
@@ -179,7 +182,9 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
 
 def _argminmax(fun_name, lax_fn, a, axis, out, keepdims):
     if out is not None:
-        raise NotImplementedError(f"The 'out' argument to jnp.{fun_name} is not supported.")
+        raise NotImplementedError(
+            f"The 'out' argument to jnp.{fun_name} is not supported."
+        )
     check_arraylike(fun_name, a)
     a = asarray(a)
     in_shape = a.shape
@@ -219,8 +224,10 @@ def _cumulative_dtype(in_dtype, dtype, fun_name, promote_small_ints):
         return dtypes.check_user_dtype_supported(dtype, fun_name)
     if in_dtype == np.bool_:
         return dtypes.default_int_dtype()
-    if promote_small_ints and np.issubdtype(in_dtype, np.integer) and (
-        in_dtype.itemsize < dtypes.default_int_dtype().itemsize
+    if (
+        promote_small_ints
+        and np.issubdtype(in_dtype, np.integer)
+        and (in_dtype.itemsize < dtypes.default_int_dtype().itemsize)
     ):
         if np.issubdtype(in_dtype, np.unsignedinteger):
             return dtypes.default_uint_dtype()
@@ -228,13 +235,16 @@ def _cumulative_dtype(in_dtype, dtype, fun_name, promote_small_ints):
     return in_dtype
 
 
-def _cumulative(fun_name, lax_fn, a, axis, dtype, nan_value=None,
-                promote_small_ints=False):
+def _cumulative(
+    fun_name, lax_fn, a, axis, dtype, nan_value=None, promote_small_ints=False
+):
     check_arraylike(fun_name, a)
     a, axis = _axis_or_ravel(asarray(a), axis)
     if nan_value is not None and dtypes.issubdtype(a.dtype, np.inexact):
         a = lax.select(lax.ne(a, a), lax.full_like(a, nan_value), a)
-    out_dtype = _cumulative_dtype(np.dtype(a.dtype), dtype, fun_name, promote_small_ints)
+    out_dtype = _cumulative_dtype(
+        np.dtype(a.dtype), dtype, fun_name, promote_small_ints
+    )
     a = lax.convert_element_type(a, out_dtype)
     return lax_fn(a, axis)
 
@@ -259,8 +269,9 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     return _cumulative("nancumprod", lax.cumprod, a, axis, dtype, nan_value=1)
 
 
-def _cumulative_array_api(fun_name, lax_fn, identity, x, axis, dtype, include_initial,
-                          promote_small_ints=True):
+def _cumulative_array_api(
+    fun_name, lax_fn, identity, x, axis, dtype, include_initial, promote_small_ints=True
+):
     check_arraylike(fun_name, x)
     x = asarray(x)
     if x.ndim == 0:
@@ -298,7 +309,13 @@ def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """Array API cumulative product; `include_initial` prepends the one."""
     return _cumulative_array_api(
-        "cumulative_prod", lax.cumprod, 1, x, axis, dtype, include_initial,
+        "cumulative_prod",
+        lax.cumprod,
+        1,
+        x,
+        axis,
+        dtype,
+        include_initial,
         promote_small_ints=False,
     )
 
@@ -307,8 +324,18 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 # unique
 
 
-def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
-           *, equal_nan=True, size=None, fill_value=None, sorted=True):  # noqa: A002
+def unique(
+    ar,
+    return_index=False,
+    return_inverse=False,
+    return_counts=False,
+    axis=None,
+    *,
+    equal_nan=True,
+    size=None,
+    fill_value=None,
+    sorted=True,
+):
     """The sorted unique values of `ar` (and optionally indices, inverse and counts).
 
     The number of unique values decides the output shape, so `ar` must be concrete; under
@@ -323,15 +350,20 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if axis is not None:
         axis = canonicalize_axis(axis, a.ndim)
     results = np.unique(
-        a, return_index=True, return_inverse=True, return_counts=True, axis=axis,
+        a,
+        return_index=True,
+        return_inverse=True,
+        return_counts=True,
+        axis=axis,
         equal_nan=equal_nan,
     )
     values, index, inverse, counts = results
     if axis is None:
         inverse = inverse.reshape(a.shape) if a.ndim else inverse.reshape(())
     if size is not None:
-        values, index, counts = _resize_unique(values, index, counts, size, fill_value,
-                                               axis, a)
+        values, index, counts = _resize_unique(
+            values, index, counts, size, fill_value, axis, a
+        )
     int_dtype = dtypes.default_int_dtype()
     outs = [asarray(values)]
     if return_index:
@@ -360,7 +392,9 @@ def _resize_unique(values, index, counts, size, fill_value, axis, a):
             )
         fill = np.take(values, [0] * missing, axis)
     else:
-        fill = np.full(_with_axis(values.shape, axis, missing), fill_value, values.dtype)
+        fill = np.full(
+            _with_axis(values.shape, axis, missing), fill_value, values.dtype
+        )
     pad_index = np.full(missing, index[0] if found else 0, index.dtype)
     return (
         np.concatenate([values, fill], axis),
