@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite import dtypes
+from jaxlite.backend import lowering_rules
+from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
     Array,
     Literal,
@@ -121,6 +123,7 @@ impl_rules[add_any_p] = lambda x, y: [np.add(x, y)]
 abstract_eval_rules[add_any_p] = _add_any_abstract
 jvp_rules[add_any_p] = _add_any_jvp
 transpose_rules[add_any_p] = _add_any_transpose
+lowering_rules[add_any_p] = inline("np.add({}, {})")
 batching.batch_rules[add_any_p] = _add_any_batch
 
 
