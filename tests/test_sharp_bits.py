@@ -65,7 +65,9 @@ def test_impure_print_side_effect(capsys):
     print("Second call: ", jit(impure_print_side_effect)(5.0))
 
     # JAX re-runs the Python function when the type or shape of the argument changes
-    print("Third call, different type: ", jit(impure_print_side_effect)(jnp.array([5.0])))
+    print(
+        "Third call, different type: ", jit(impure_print_side_effect)(jnp.array([5.0]))
+    )
 
     assert_prints(
         capsys,
@@ -557,7 +559,9 @@ def test_tour_displays_last_expression_and_exceptions():
     namespace = tour.new_namespace()
     ex = tour.Example("t", "import jax.numpy as jnp\nx = 1\njnp.arange(3)\n")
     assert tour.run_example(ex, namespace) == "Array([0, 1, 2], dtype=int32)\n"
-    ex = tour.Example("t", "print('before')\nraise ValueError('boom')\nprint('after')\n")
+    ex = tour.Example(
+        "t", "print('before')\nraise ValueError('boom')\nprint('after')\n"
+    )
     assert tour.run_example(ex, namespace) == "before\nValueError: boom\n"
     ex = tour.Example("t", "x = 2\nNone\n")
     assert tour.run_example(ex, namespace) == ""

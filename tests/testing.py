@@ -53,6 +53,11 @@ _EPS = {
 
 
 def _dtype_name(x):
+    """The dtype of `x` as jaxlite stores it (Python scalars are weak 32-bit values)."""
+    if type(x) in (bool, int, float, complex):
+        import jaxlite.numpy as jnp
+
+        return np.dtype(jnp.result_type(x)).name
     return np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype).name
 
 
@@ -101,53 +106,78 @@ def check_close(a, b, rtol=None, atol=None, err_msg=""):
         )
 
 
-def _x64_args(args):
-    return [_as_float64(a) for a in args]
+def _tree_map(f, *trees):
+    from jaxlite import tree_util
+
+    return tree_util.tree_map(f, *trees)
+
+
+def _is_inexact(x):
+    kind = np.dtype(_dtype_name(x)).kind
+    return kind in "fc" or _dtype_name(x) == "bfloat16"
 
 
 def _call_x64(f, args):
+    """`f(*args)` in x64 mode on float64 copies of `args` (pytrees): output leaves as
+    float64 NumPy arrays, and the output tree."""
     import jaxlite
 
     with jaxlite.enable_x64():
-        out = f(*_x64_args(args))
+        out = f(*_tree_map(_as_float64, args))
         return [_as_float64(leaf) for leaf in _leaves(out)], out
 
 
 def numerical_jvp(f, primals, tangents, eps=None):
     """Central difference of `f` at `primals` along `tangents`, computed in float64.
 
-    `f` runs in x64 mode on float64 copies of its inputs; the result has the pytree
-    structure of `f`'s output, with float64 leaves.
+    `primals` and `tangents` are tuples of pytrees with the same structure; integer
+    leaves are not perturbed. `f` runs in x64 mode on float64 copies of its inputs;
+    the result has the pytree structure of `f`'s output, with float64 leaves.
     """
     from jaxlite import tree_util
 
     if eps is None:
         eps = 1e-4
-    plus = [_as_float64(p) + eps * _as_float64(t) for p, t in zip(primals, tangents)]
-    minus = [_as_float64(p) - eps * _as_float64(t) for p, t in zip(primals, tangents)]
-    f_plus, out = _call_x64(f, plus)
-    f_minus, _ = _call_x64(f, minus)
+
+    def shift(sign):
+        def step(p, t):
+            if not _is_inexact(p):
+                return p
+            return _as_float64(p) + sign * eps * _as_float64(t)
+
+        return _tree_map(step, tuple(primals), tuple(tangents))
+
+    f_plus, out = _call_x64(f, shift(1))
+    f_minus, _ = _call_x64(f, shift(-1))
     diffs = [(hi - lo) / (2 * eps) for hi, lo in zip(f_plus, f_minus)]
     return tree_util.tree_unflatten(tree_util.tree_structure(out), diffs)
 
 
-def _random_like(x, rng):
-    """Standard normal values with the shape and (jaxlite) dtype of `x`."""
+def _random_leaf(x, rng):
     import jaxlite.numpy as jnp
 
     dtype = np.dtype(jnp.result_type(x))
     shape = np.shape(x)
     if dtype.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+        re, im = rng.standard_normal(shape), rng.standard_normal(shape)
+        return (re + 1j * im).astype(dtype)
     return rng.standard_normal(shape).astype(dtype)
 
 
+def _random_like(tree, rng):
+    """Standard normal values with the structure, shapes and (jaxlite) dtypes of
+    `tree`."""
+    return _tree_map(lambda x: _random_leaf(x, rng), tree)
+
+
 def _cast_like(values, likes):
-    """`values` converted to the dtypes of `likes` (which may be tracers): derivative
-    functions are evaluated in x64 mode too, where their inputs are float64."""
+    """`values` (a pytree) converted to the dtypes of `likes` (which may hold tracers):
+    derivative functions are evaluated in x64 mode too, where inputs are float64."""
     import jaxlite.numpy as jnp
 
-    return [jnp.asarray(v).astype(jnp.result_type(x)) for v, x in zip(values, likes)]
+    return _tree_map(
+        lambda v, x: jnp.asarray(v).astype(jnp.result_type(x)), values, likes
+    )
 
 
 def _inner(xs, ys):
@@ -158,19 +188,26 @@ def _inner(xs, ys):
     return total
 
 
+def _norm(xs):
+    return float(np.sqrt(sum(np.sum(np.abs(_as_float64(x)) ** 2) for x in xs)))
+
+
 def _tolerances(args, atol, rtol):
-    tol = max(default_tolerance(a, table=_GRAD_TOL) for a in args) if args else 2e-3
+    leaves = _leaves(args)
+    tol = max((default_tolerance(a, table=_GRAD_TOL) for a in leaves), default=2e-3)
     return (tol if atol is None else atol), (tol if rtol is None else rtol)
 
 
 def check_jvp(f, primals, tangents=None, *, eps=None, atol=None, rtol=None, seed=0):
-    """`jaxlite.jvp(f, primals, tangents)` agrees with `f` and with `numerical_jvp`."""
+    """`jaxlite.jvp(f, primals, tangents)` agrees with `f` and with `numerical_jvp`.
+
+    `primals` (and `tangents`, random by default) are tuples of pytrees."""
     import jaxlite
 
     primals = tuple(primals)
     rng = np.random.default_rng(seed)
     if tangents is None:
-        tangents = tuple(_random_like(p, rng) for p in primals)
+        tangents = _random_like(primals, rng)
     atol, rtol = _tolerances(primals, atol, rtol)
     y, y_dot = jaxlite.jvp(f, primals, tuple(tangents))
     check_close(y, f(*primals), atol=atol, rtol=rtol, err_msg="jvp primal output")
@@ -183,9 +220,11 @@ def check_jvp(f, primals, tangents=None, *, eps=None, atol=None, rtol=None, seed
 
 def check_vjp(f, primals, cotangents=None, *, eps=None, atol=None, rtol=None, seed=0):
     """The dot-product test: `<ct, J t>` (J t by finite differences) equals
-    `<vjp(ct), t>` for random tangents `t` and cotangents `ct`."""
+    `<vjp(ct), t>` for random tangents `t` and cotangents `ct` (random by default).
+
+    The tolerance is relative to `|vjp(ct)| |t| + |ct| |J t|`, which bounds both sides.
+    """
     import jaxlite
-    from jaxlite import tree_util
 
     primals = tuple(primals)
     rng = np.random.default_rng(seed)
@@ -193,31 +232,32 @@ def check_vjp(f, primals, cotangents=None, *, eps=None, atol=None, rtol=None, se
     y, vjp_fun = jaxlite.vjp(f, *primals)
     check_close(y, f(*primals), atol=atol, rtol=rtol, err_msg="vjp primal output")
     if cotangents is None:
-        y_leaves, y_tree = tree_util.tree_flatten(y)
-        cotangents = tree_util.tree_unflatten(
-            y_tree, [_random_like(leaf, rng) for leaf in y_leaves]
-        )
-    tangents = tuple(_random_like(p, rng) for p in primals)
-    ct_in = vjp_fun(cotangents)
-    lhs = _inner(_leaves(ct_in), tangents)
-    jvp_num = numerical_jvp(f, primals, tangents, eps)
-    rhs = _inner(_leaves(cotangents), _leaves(jvp_num))
-    scale = max(1.0, abs(lhs), abs(rhs))
-    assert abs(lhs - rhs) <= atol * scale + rtol * scale, (
+        cotangents = _random_like(y, rng)
+    tangents = _random_like(primals, rng)
+    inexact = [_is_inexact(p) for p in _leaves(primals)]
+    t_leaves = [t for t, ok in zip(_leaves(tangents), inexact) if ok]
+    ct_in = [c for c, ok in zip(_leaves(vjp_fun(cotangents)), inexact) if ok]
+    lhs = _inner(ct_in, t_leaves)
+    jvp_num = _leaves(numerical_jvp(f, primals, tangents, eps))
+    ct_leaves = _leaves(cotangents)
+    rhs = _inner(ct_leaves, jvp_num)
+    scale = _norm(ct_in) * _norm(t_leaves) + _norm(ct_leaves) * _norm(jvp_num)
+    assert abs(lhs - rhs) <= max(atol, rtol) * scale, (
         f"vjp dot-product test failed: <vjp(ct), t> = {lhs}, <ct, jvp(t)> = {rhs}"
     )
 
 
-def check_grads(f, args, order=2, modes=("fwd", "rev"), *, eps=None, atol=None,
-                rtol=None, seed=0):
-    """Check forward and/or reverse derivatives of `f` at `args` up to `order`.
+def check_grads(
+    f, args, order=2, modes=("fwd", "rev"), *, eps=None, atol=None, rtol=None, seed=0
+):
+    """Check forward and/or reverse derivatives of `f` at `args` (a tuple of pytrees)
+    up to `order`.
 
     Higher orders differentiate the derivative functions: for "fwd" the map from
     primals to `jvp(f, primals, t)[1]`, for "rev" the map to `vjp(f, *primals)[1](ct)`,
     with `t` and `ct` fixed random values.
     """
     import jaxlite
-    from jaxlite import tree_util
 
     args = tuple(args)
     for mode in modes:
@@ -228,24 +268,19 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), *, eps=None, atol=None,
     if "fwd" in modes:
         check_jvp(f, args, **tol)
         if order > 1:
-            tangents = tuple(_random_like(a, rng) for a in args)
+            tangents = _random_like(args, rng)
 
             def f_jvp(*primals):
-                return jaxlite.jvp(f, primals, tuple(_cast_like(tangents, primals)))[1]
+                return jaxlite.jvp(f, primals, _cast_like(tangents, primals))[1]
 
             check_grads(f_jvp, args, order - 1, ("fwd",), **tol)
     if "rev" in modes:
         check_vjp(f, args, **tol)
         if order > 1:
-            y_leaves, y_tree = tree_util.tree_flatten(f(*args))
-            ct = tree_util.tree_unflatten(
-                y_tree, [_random_like(leaf, rng) for leaf in y_leaves]
-            )
+            ct = _random_like(f(*args), rng)
 
             def f_vjp(*primals):
                 y, pullback = jaxlite.vjp(f, *primals)
-                y_leaves, y_tree = tree_util.tree_flatten(y)
-                cts = _cast_like(tree_util.tree_leaves(ct), y_leaves)
-                return pullback(tree_util.tree_unflatten(y_tree, cts))
+                return pullback(_cast_like(ct, y))
 
             check_grads(f_vjp, args, order - 1, ("rev",), **tol)

@@ -38,11 +38,11 @@ class ShapeDtypeStruct:
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
     def __eq__(self, other):
-        return (
-            isinstance(other, ShapeDtypeStruct)
-            and (self.shape, self.dtype, self.weak_type)
-            == (other.shape, other.dtype, other.weak_type)
-        )
+        return isinstance(other, ShapeDtypeStruct) and (
+            self.shape,
+            self.dtype,
+            self.weak_type,
+        ) == (other.shape, other.dtype, other.weak_type)
 
     def __hash__(self):
         return hash((self.shape, self.dtype, self.weak_type))
@@ -66,8 +66,8 @@ def _merge(static, dynamic, n):
 
 
 def _trace_flat(fun, what, args, kwargs, static_argnums=()):
-    static_argnums = {static_argnums} if isinstance(static_argnums, int) else set(
-        static_argnums
+    static_argnums = (
+        {static_argnums} if isinstance(static_argnums, int) else set(static_argnums)
     )
     static_argnums = {i % len(args) if i < 0 else i for i in static_argnums}
     static, dynamic = _static_split(args, static_argnums)
@@ -87,16 +87,19 @@ def _trace_flat(fun, what, args, kwargs, static_argnums=()):
     return closed, out_tree_box[0]
 
 
-def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
-               abstracted_axes=None):
+def make_jaxpr(
+    fun, static_argnums=(), axis_env=None, return_shape=False, abstracted_axes=None
+):
     """A function that returns the `ClosedJaxpr` of `fun` traced at given arguments."""
 
     @functools.wraps(fun)
     def make(*args, **kwargs):
         closed, out_tree = _trace_flat(fun, "make_jaxpr", args, kwargs, static_argnums)
         if return_shape:
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                      for a in closed.out_avals]
+            shapes = [
+                ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                for a in closed.out_avals
+            ]
             return closed, tree_util.tree_unflatten(out_tree, shapes)
         return closed
 
@@ -106,8 +109,10 @@ def make_jaxpr(fun, static_argnums=(), axis_env=None, return_shape=False,
 def eval_shape(fun, *args, **kwargs):
     """The output shapes and dtypes of `fun`, computed by tracing it (no FLOPs)."""
     closed, out_tree = _trace_flat(fun, "eval_shape", args, kwargs)
-    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-            for a in closed.out_avals]
+    outs = [
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+        for a in closed.out_avals
+    ]
     return tree_util.tree_unflatten(out_tree, outs)
 
 

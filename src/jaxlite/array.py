@@ -42,11 +42,13 @@ class Array:
 
     def __array__(self, dtype=None, copy=None):
         v = self._value
-        if type(v) is np.ndarray and v.flags.writeable:
-            v.flags.writeable = False
-        if copy:
+        if copy or (dtype is not None and np.dtype(dtype) != v.dtype):
             return np.array(v, dtype=dtype, copy=True)
-        return np.asarray(v, dtype=dtype)
+        # A read-only view, zero-copy. Only the view is made read-only: the buffer
+        # itself may also belong to someone else (it is never written by jaxlite).
+        view = np.asarray(v).view()
+        view.flags.writeable = False
+        return view
 
     def __bool__(self):
         return bool(self._value)
@@ -62,7 +64,9 @@ class Array:
 
     def __index__(self):
         if not np.issubdtype(self._value.dtype, np.integer):
-            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+            raise TypeError(
+                "only integer scalar arrays can be converted to a scalar index"
+            )
         return int(self._value)
 
     def item(self, *args):

@@ -210,6 +210,8 @@ class EvalTrace(Trace):
         else:
             if out_weak is None:
                 out_weak = _eager_abstract_eval(prim, key, params)
+                if len(_eager_weak_types) >= _EAGER_CACHE_SIZE:
+                    _eager_weak_types.clear()  # bounded: keys may hold jaxpr params
                 _eager_weak_types[key] = out_weak
         outs = impl_rules[prim](*vals, **params)
         if len(out_weak) == 1:
@@ -219,6 +221,7 @@ class EvalTrace(Trace):
 
 _weak_scalar_types = frozenset({int, float, complex})
 _eager_weak_types: dict = {}
+_EAGER_CACHE_SIZE = 4096
 
 
 def _eager_operand(x):
@@ -315,10 +318,13 @@ class Tracer:
     def _scalar_conversion(self, force, name):
         val = self.to_concrete_value()
         if val is None:
-            raise ConcretizationTypeError(self, f"The problem arose with the `{name}` "
-                                          f"function. If trying to convert the data type of "
-                                          f"a value, try using `x.astype({name})` or "
-                                          f"`jnp.array(x, {name})` instead.")
+            raise ConcretizationTypeError(
+                self,
+                f"The problem arose with the `{name}` "
+                f"function. If trying to convert the data type of "
+                f"a value, try using `x.astype({name})` or "
+                f"`jnp.array(x, {name})` instead.",
+            )
         return force(val)
 
     def __int__(self):
@@ -345,7 +351,9 @@ class Tracer:
     def item(self, *args):
         val = self.to_concrete_value()
         if val is None:
-            raise ConcretizationTypeError(self, "The problem arose with the `item` method.")
+            raise ConcretizationTypeError(
+                self, "The problem arose with the `item` method."
+            )
         return np.asarray(val).item(*args)
 
     def tolist(self):
@@ -605,7 +613,10 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs=None, prune_invars=False):
 def dce_closed_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
     jaxpr = closed.jaxpr
     new, _ = dce_jaxpr(jaxpr)
-    if len(new.eqns) == len(jaxpr.eqns) and len(new.constvars) == len(jaxpr.constvars):
+    unchanged = len(new.constvars) == len(jaxpr.constvars) and len(new.eqns) == len(
+        jaxpr.eqns
+    )
+    if unchanged and all(a is b for a, b in zip(new.eqns, jaxpr.eqns)):
         return closed
     kept = set(new.constvars)
     consts = [c for v, c in zip(jaxpr.constvars, closed.consts) if v in kept]
@@ -752,7 +763,9 @@ def _pp_param(key, value, namer, eqn):
         if eqn is not None and key == "jaxpr" and eqn.primitive in pp_call_primitives:
             _share_call_names(value, eqn, namer)
         return _pp_jaxpr_doc(value, namer)
-    if isinstance(value, tuple) and any(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value):
+    if isinstance(value, tuple) and any(
+        isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value
+    ):
         docs = [_pp_param(key, v, namer, None) for v in value]
         return _Group([_Nest(2, ["(", _Brk(""), _join(_Brk(), docs)]), _Brk(""), ")"])
     if isinstance(value, np.dtype):

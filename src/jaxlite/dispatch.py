@@ -178,17 +178,19 @@ class JitFunction:
             return self.fun(*args, **kwargs)
         if not kwargs and _state.trace is eval_trace:
             # Fast path: positional Array arguments whose signature was seen before.
+            vals = []
             sig = [config.trace_context]
             for a in args:
                 if type(a) is not Array:
                     break
                 v = a._value
+                vals.append(v)
                 sig += (v.shape, v.dtype, a.weak_type)
             else:
                 hit = self._fast.get(tuple(sig))
                 if hit is not None:
                     fun, out_weak, out_tree = hit
-                    outs = fun(*[a._value for a in args])
+                    outs = fun(*vals)
                     if out_tree is None:
                         return Array(outs[0], out_weak[0])
                     return tree_util.tree_unflatten(
@@ -229,7 +231,11 @@ class JitFunction:
         for a in args:
             sig += (a._value.shape, a._value.dtype, a.weak_type)
         single = out_tree == tree_util.tree_structure(0)
-        self._fast[tuple(sig)] = (exe.fun, tuple(out_weak), None if single else out_tree)
+        self._fast[tuple(sig)] = (
+            exe.fun,
+            tuple(out_weak),
+            None if single else out_tree,
+        )
 
     # -- tracing ----------------------------------------------------------------------------
 
@@ -289,7 +295,9 @@ class JitFunction:
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(treedef, tracers), {}
             if kwargs or self.static_argnums:
                 dyn_args, dyn_kwargs = dyn_args
-            full_args, full_kwargs = self._merge_static(args, kwargs, dyn_args, dyn_kwargs)
+            full_args, full_kwargs = self._merge_static(
+                args, kwargs, dyn_args, dyn_kwargs
+            )
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             out_tree_box.append(out_tree)
@@ -302,9 +310,12 @@ class JitFunction:
         if not (kwargs or self.static_argnums):
             return dyn_args, {}
         it = iter(dyn_args)
-        full_args = [a if i in self.static_argnums else next(it) for i, a in enumerate(args)]
+        full_args = [
+            a if i in self.static_argnums else next(it) for i, a in enumerate(args)
+        ]
         full_kwargs = {
-            k: (v if k in self.static_argnames else dyn_kwargs[k]) for k, v in kwargs.items()
+            k: (v if k in self.static_argnames else dyn_kwargs[k])
+            for k, v in kwargs.items()
         }
         return full_args, full_kwargs
 
@@ -320,8 +331,10 @@ class JitFunction:
         from jaxlite.api import ShapeDtypeStruct
 
         closed, _, out_tree, _ = self._entry(args, kwargs)
-        outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                for a in closed.out_avals]
+        outs = [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+            for a in closed.out_avals
+        ]
         return tree_util.tree_unflatten(out_tree, outs)
 
     def _entry(self, args, kwargs):
@@ -380,7 +393,8 @@ def _resolve_static(sig, static_argnums, static_argnames):
     if sig is not None:
         params = list(sig.parameters.values())
         positional = [
-            p.name for p in params
+            p.name
+            for p in params
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
         nums = {n % len(positional) if n < 0 and positional else n for n in nums}
@@ -393,16 +407,30 @@ def _resolve_static(sig, static_argnums, static_argnames):
     return frozenset(nums), frozenset(names)
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(),
-        donate_argnames=(), inline=False, keep_unused=False, device=None, backend=None,
-        in_shardings=None, out_shardings=None, abstracted_axes=None):
+def jit(
+    fun=None,
+    *,
+    static_argnums=(),
+    static_argnames=(),
+    donate_argnums=(),
+    donate_argnames=(),
+    inline=False,
+    keep_unused=False,
+    device=None,
+    backend=None,
+    in_shardings=None,
+    out_shardings=None,
+    abstracted_axes=None,
+):
     """Compile `fun` by tracing it to a jaxpr once per argument signature.
 
     Usable as `jit(f)`, `@jit`, or `functools.partial(jit, static_argnums=...)`.
     """
     if fun is None:
         return functools.partial(
-            jit, static_argnums=static_argnums, static_argnames=static_argnames,
+            jit,
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
             donate_argnums=donate_argnums,
         )
     if not callable(fun):

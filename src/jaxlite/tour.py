@@ -408,7 +408,10 @@ PAGES = (SHARP_BITS,)
 
 _IMPORT_REWRITES = (
     (re.compile(r"^(\s*)import jax\s*$", re.M), r"\1import jaxlite as jax"),
-    (re.compile(r"^(\s*)import jax\.([\w.]+) as (\w+)", re.M), r"\1import jaxlite.\2 as \3"),
+    (
+        re.compile(r"^(\s*)import jax\.([\w.]+) as (\w+)", re.M),
+        r"\1import jaxlite.\2 as \3",
+    ),
     (re.compile(r"^(\s*)from jax(\.[\w.]+)? import", re.M), r"\1from jaxlite\2 import"),
 )
 

@@ -134,7 +134,8 @@ class DynamicJaxprTrace(Trace):
             val = Array(np.asarray(x, dtype)[()], weak)
             return Literal(val, ShapedArray((), dtype, weak))
         if isinstance(x, (np.ndarray, np.generic)):
-            v = np.asarray(x, dtypes.canonicalize_dtype(x.dtype))
+            # A copy: writing to `x` after tracing must not change the traced program.
+            v = np.array(x, dtypes.canonicalize_dtype(x.dtype))
             if not v.shape:
                 return Literal(Array(v[()]), ShapedArray((), v.dtype))
             return self._constvar(Array(v), ShapedArray(v.shape, v.dtype))

@@ -1,0 +1,31 @@
+"""Shared test set-up: every test starts from the same global state.
+
+After each test the configuration is put back as it was (a test that turns x64 on and
+forgets to turn it off must not change the dtypes of the tests after it), and the
+current trace must be the eval trace again (a trace left current is a bug in the
+library, reported as an error of the test that left it).
+"""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # `from testing import check_grads`
+
+from jaxlite import core  # noqa: E402
+from jaxlite.config import config  # noqa: E402
+
+_initial_config = config.values
+
+
+@pytest.fixture(autouse=True)
+def _restore_global_state():
+    yield
+    for name, value in _initial_config.items():
+        if config.read(name) != value:
+            config.update(name, value)
+    if not core.find_cur_trace_is_eval():
+        leaked = core.current_trace()
+        core._state.trace = core.eval_trace
+        pytest.fail(f"the test left {leaked!r} as the current trace")
