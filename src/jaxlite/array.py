@@ -111,9 +111,9 @@ class Array:
         return str(np.asarray(self._value))
 
     def __format__(self, spec):
-        if not spec:
-            return str(self)
-        return format(self._value[()] if self._value.ndim == 0 else self._value, spec)
+        if self._value.ndim == 0:
+            return format(self._value[()], spec)
+        return format(self._value, spec) if spec else str(self)
 
     # -- device API -----------------------------------------------------------------------
 

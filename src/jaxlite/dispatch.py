@@ -272,6 +272,7 @@ class JitFunction:
     def _trace(self, args, kwargs, leaves, treedef, sig):
         from jaxlite.interpreters.partial_eval import abstractify
 
+        packed = bool(kwargs) or self._has_static  # as in `_lookup`: (args, kwargs) tree
         if self._signature is not None and kwargs:
             bound = self._signature.bind(*args, **kwargs)
             args, kwargs = tuple(bound.args), dict(bound.kwargs)
@@ -292,11 +293,10 @@ class JitFunction:
         out_tree_box = []
 
         def flat_fun(*tracers):
-            dyn_args, dyn_kwargs = tree_util.tree_unflatten(treedef, tracers), {}
-            if kwargs or self.static_argnums:
-                dyn_args, dyn_kwargs = dyn_args
+            tree = tree_util.tree_unflatten(treedef, tracers)
+            dyn_args, dyn_kwargs = tree if packed else (tree, {})
             full_args, full_kwargs = self._merge_static(
-                args, kwargs, dyn_args, dyn_kwargs
+                args, kwargs, dyn_args, dyn_kwargs, packed
             )
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_util.tree_flatten(out)
@@ -306,8 +306,8 @@ class JitFunction:
         closed = trace_to_jaxpr(flat_fun, in_avals, info)
         return dce_closed_jaxpr(closed), out_tree_box[0]
 
-    def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs):
-        if not (kwargs or self.static_argnums):
+    def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs, packed):
+        if not packed:
             return dyn_args, {}
         it = iter(dyn_args)
         full_args = [

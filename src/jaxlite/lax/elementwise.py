@@ -901,9 +901,10 @@ def convert_element_type(operand, new_dtype, weak_type=False):
         if operand.dtype == new_dtype and operand.weak_type == weak_type:
             return operand
         return Array(convert_value(operand._value, new_dtype), bool(weak_type))
-    return Array(
-        convert_value(dtypes.coerce_to_array(operand), new_dtype), bool(weak_type)
-    )
+    value = convert_value(dtypes.coerce_to_array(operand), new_dtype)
+    if isinstance(operand, np.ndarray) and np.shares_memory(value, operand):
+        value = value.copy()  # Arrays are immutable: never alias a user's buffer
+    return Array(value, bool(weak_type))
 
 
 # ----------------------------------------------------------------------------------------

@@ -197,10 +197,31 @@ def _fast(x, y):
     )
 
 
+def _scalar_operand(array, scalar):
+    """`scalar` as a weak 0-d Array of `array`'s dtype, when promotion leaves `array`
+    unchanged (the common `x + 1.0`); else None."""
+    dtype, weak = dtypes.result_type(array, scalar, return_weak_type_flag=True)
+    if dtype != array._value.dtype or weak != array.weak_type:
+        return None
+    return Array(np.asarray(scalar, dtype)[()], True)
+
+
 def _binary(name, prim, promote=promote_args):
+    scalar_fast_path = promote is promote_args
+
     def fun(x1, x2, /):
         if _fast(x1, x2):
             return prim.bind(x1, x2)
+        if scalar_fast_path:
+            t1, t2 = type(x1), type(x2)
+            if t1 is Array and (t2 is float or t2 is int):
+                s = _scalar_operand(x1, x2)
+                if s is not None:
+                    return prim.bind(x1, s)
+            elif t2 is Array and (t1 is float or t1 is int):
+                s = _scalar_operand(x2, x1)
+                if s is not None:
+                    return prim.bind(s, x2)
         return prim.bind(*promote(name, x1, x2))
 
     fun.__name__ = fun.__qualname__ = name
