@@ -31,6 +31,8 @@ import sys
 import warnings
 from dataclasses import dataclass
 
+from jaxlite import tour_callbacks
+
 
 @dataclass(frozen=True)
 class Example:
@@ -400,14 +402,26 @@ if __name__ == '__main__':
     ),
 )
 
-PAGES = (SHARP_BITS,)
+
+def _page(title, examples):
+    return Page(title, tuple(Example(*e) for e in examples))
+
+
+EXTERNAL_CALLBACKS = _page(
+    tour_callbacks.EXTERNAL_CALLBACKS_TITLE, tour_callbacks.EXTERNAL_CALLBACKS
+)
+PURE_CALLBACK_API = _page(
+    tour_callbacks.PURE_CALLBACK_API_TITLE, tour_callbacks.PURE_CALLBACK_API
+)
+
+PAGES = (EXTERNAL_CALLBACKS, PURE_CALLBACK_API, SHARP_BITS)
 
 
 # ----------------------------------------------------------------------------------------
 # Running examples
 
 _IMPORT_REWRITES = (
-    (re.compile(r"^(\s*)import jax\s*$", re.M), r"\1import jaxlite as jax"),
+    (re.compile(r"^(\s*)import jax\s*(#.*)?$", re.M), r"\1import jaxlite as jax"),
     (
         re.compile(r"^(\s*)import jax\.([\w.]+) as (\w+)", re.M),
         r"\1import jaxlite.\2 as \3",
@@ -431,7 +445,8 @@ def _exec_cell(source: str, namespace: dict, filename: str):
     """Run `source` like a notebook cell: display the value of a final expression."""
     tree = ast.parse(source, filename)
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
+    silenced = source.rstrip().endswith(";")  # a notebook shows no value after `;`
+    if tree.body and isinstance(tree.body[-1], ast.Expr) and not silenced:
         last = ast.Expression(tree.body.pop().value)
     exec(compile(tree, filename, "exec"), namespace)
     if last is not None:

@@ -75,7 +75,9 @@ def tangent_dtype(dtype):
 
 
 def tangent_aval(aval):
-    return ShapedArray(aval.shape, tangent_dtype(aval.dtype))
+    """Tangents share the primal's shape, dtype and weak type (float0 for integers)."""
+    dtype = tangent_dtype(aval.dtype)
+    return ShapedArray(aval.shape, dtype, aval.weak_type and dtype != dtypes.float0)
 
 
 def zeros_like_aval(aval):
