@@ -8,8 +8,9 @@ type is undone by passing `dtype=` explicitly. Axes are kept in the order the ca
 gave them, as JAX prints them (`reduce_sum[axes=(1, 0)]`); jaxlite leaves out JAX's
 `out_sharding=None` because it has one device.
 
-`defreducer` registers the recurring shape (a NumPy reduction `fn(x, axes)`); each
-primitive's block then names its derivative rules.
+`defreducer` registers the recurring shape (a NumPy reduction `fn(x, axes)`, its type
+check, its lowering and its batching rule); each primitive's block then names its
+derivative rules.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ from jaxlite.core import (
     impl_rules,
     no_effects,
 )
+from jaxlite.interpreters import ad, batching
+from jaxlite.lax import elementwise as ew
+from jaxlite.lax.constructors import full
+from jaxlite.lax.structural import broadcast_in_dim
 
 __all__ = [
     "reduce_sum",
@@ -83,7 +88,7 @@ def _check_logical(name, dtype):
 
 
 def defreducer(prim, reduce_fn, check):
-    """Register impl, abstract eval and lowering of a reduction primitive.
+    """Register impl, abstract eval, lowering and batching of a reduction primitive.
 
     `reduce_fn(x, axes)` reduces a NumPy value over a tuple of axes and returns a value
     of x's dtype; `check(name, dtype)` rejects the dtypes the primitive does not accept.
@@ -101,21 +106,27 @@ def defreducer(prim, reduce_fn, check):
         fn = ctx.add_global(reduce_fn, name)
         return f"{fn}({x}, {axes})"
 
+    def batch(axis_size, vals, dims, *, axes):
+        # The batch axis `bdim` stays; the reduced axes shift past it.
+        (x,), (bdim,) = vals, dims
+        moved = tuple(a + 1 if a >= bdim else a for a in axes)
+        out_bdim = bdim - sum(1 for a in moved if a < bdim)
+        return [prim.bind(x, axes=moved)], [out_bdim]
+
     impl_rules[prim] = impl
     abstract_eval_rules[prim] = abstract
     lowering_rules[prim] = lowering
+    batching.batch_rules[prim] = batch
 
 
 # --------------------------------------------------------------------------------------
-# NumPy implementations (each keeps the operand's dtype)
+# Helpers of the derivative rules
 
 
-def _np_sum(x, axes):
-    return np.sum(x, axis=axes, dtype=x.dtype)
-
-
-def _np_prod(x, axes):
-    return np.prod(x, axis=axes, dtype=x.dtype)
+def _expand_reduced(y, shape, axes):
+    """Broadcast a reduction's result `y` back to the operand's `shape`."""
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    return broadcast_in_dim(y, shape, kept)
 
 
 def _lowest(dtype):
@@ -136,6 +147,72 @@ def _highest(dtype):
     return np.inf
 
 
+# --------------------------------------------------------------------------------------
+# reduce_sum: linear; its transpose broadcasts the cotangent back
+
+
+def _np_sum(x, axes):
+    return np.sum(x, axis=axes, dtype=x.dtype)
+
+
+def _reduce_sum_transpose(ct, x, *, axes):
+    if type(ct) is ad.Zero:
+        return [None]
+    return [_expand_reduced(ct, x.aval.shape, axes)]
+
+
+reduce_sum_p = Primitive("reduce_sum")
+defreducer(reduce_sum_p, _np_sum, _check_number)
+ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
+
+
+# --------------------------------------------------------------------------------------
+# reduce_prod
+
+
+def _np_prod(x, axes):
+    return np.prod(x, axis=axes, dtype=x.dtype)
+
+
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    # d(prod x) = sum_i t_i * prod_{j != i} x_j.
+    (x,), (t,) = primals, tangents
+    out = reduce_prod_p.bind(x, axes=axes)
+    others = _prod_of_others(x, axes)
+    t_out = reduce_sum_p.bind(ew.mul(ad.instantiate(t), others), axes=axes)
+    return [out], [t_out]
+
+
+def _prod_of_others(x, axes):
+    """For each element, the product of the other elements of its reduction group.
+
+    Without zeros in the group it is `prod / x_i`. With one zero, only the zero's entry
+    is non-zero (the product of the non-zeros); with two or more zeros all are zero.
+    """
+    shape = tuple(np.shape(x))
+    dtype = np.dtype(x.dtype)
+    is_zero = ew.eq(x, 0)
+    zeros = full(shape, 0, dtype)
+    safe_x = ew.select(is_zero, full(shape, 1, dtype), x)
+    nonzero_prod = _expand_reduced(reduce_prod_p.bind(safe_x, axes=axes), shape, axes)
+    count = reduce_sum_p.bind(ew.convert_element_type(is_zero, np.int32), axes=axes)
+    n_zeros = _expand_reduced(count, shape, axes)
+    no_zero = ew.div(nonzero_prod, safe_x)
+    one_zero = ew.select(is_zero, nonzero_prod, zeros)
+    more = ew.select(ew.eq(n_zeros, 1), one_zero, zeros)
+    return ew.select(ew.eq(n_zeros, 0), no_zero, more)
+
+
+reduce_prod_p = Primitive("reduce_prod")
+defreducer(reduce_prod_p, _np_prod, _check_number)
+ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
+
+
+# --------------------------------------------------------------------------------------
+# reduce_max and reduce_min: the tangent is the mean of the tangents at the extremum
+# (ties share the derivative equally), as in JAX
+
+
 def _np_max(x, axes):
     if x.size:
         return np.max(x, axis=axes)
@@ -146,6 +223,32 @@ def _np_min(x, axes):
     if x.size:
         return np.min(x, axis=axes)
     return np.minimum.reduce(x, axis=axes, initial=_highest(x.dtype))
+
+
+def _minmax_jvp(prim):
+    def jvp(primals, tangents, *, axes):
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axes=axes)
+        at_extremum = ew.eq(x, _expand_reduced(out, tuple(np.shape(x)), axes))
+        weights = ew.convert_element_type(at_extremum, np.dtype(x.dtype))
+        counts = reduce_sum_p.bind(weights, axes=axes)
+        t_sum = reduce_sum_p.bind(ew.mul(ad.instantiate(t), weights), axes=axes)
+        return [out], [ew.div(t_sum, counts)]
+
+    return jvp
+
+
+reduce_max_p = Primitive("reduce_max")
+defreducer(reduce_max_p, _np_max, _check_any)
+ad.jvp_rules[reduce_max_p] = _minmax_jvp(reduce_max_p)
+
+reduce_min_p = Primitive("reduce_min")
+defreducer(reduce_min_p, _np_min, _check_any)
+ad.jvp_rules[reduce_min_p] = _minmax_jvp(reduce_min_p)
+
+
+# --------------------------------------------------------------------------------------
+# reduce_and, reduce_or, reduce_xor: bitwise on integers, logical on bool; no derivative
 
 
 def _np_and(x, axes):
@@ -164,143 +267,17 @@ def _np_xor(x, axes):
     return np.bitwise_xor.reduce(x, axis=axes, dtype=x.dtype)
 
 
-# --------------------------------------------------------------------------------------
-# Derivatives. The rules import `ad` when first called, so this module does not depend
-# on the AD interpreter being importable.
-
-
-def _ad():
-    from jaxlite.interpreters import ad
-
-    return ad
-
-
-def _expand_reduced(y, shape, axes):
-    """Broadcast a reduction's result `y` back to the operand's `shape`."""
-    from jaxlite.lax.structural import broadcast_in_dim
-
-    kept = tuple(i for i in range(len(shape)) if i not in axes)
-    return broadcast_in_dim(y, shape, kept)
-
-
-def _reduce_sum_transpose(ct, x, *, axes):
-    ad = _ad()
-    if type(ct) is ad.Zero:
-        return [None]
-    return [_expand_reduced(ct, x.aval.shape, axes)]
-
-
-def _reduce_prod_jvp(primals, tangents, *, axes):
-    # d(prod x) = sum_i t_i * prod_{j != i} x_j.
-    from jaxlite.lax import elementwise as ew
-
-    ad = _ad()
-    (x,), (t,) = primals, tangents
-    out = reduce_prod_p.bind(x, axes=axes)
-    others = _prod_of_others(x, axes)
-    t_out = reduce_sum_p.bind(ew.mul(ad.instantiate(t), others), axes=axes)
-    return [out], [t_out]
-
-
-def _prod_of_others(x, axes):
-    """For each element, the product of the other elements of its reduction group.
-
-    Without zeros in the group it is `prod / x_i`. With one zero, only the zero's entry
-    is non-zero (the product of the non-zeros); with two or more zeros all are zero.
-    """
-    from jaxlite.lax import elementwise as ew
-    from jaxlite.lax.constructors import full
-
-    shape = tuple(np.shape(x))
-    dtype = np.dtype(x.dtype)
-    is_zero = ew.eq(x, 0)
-    zeros = full(shape, 0, dtype)
-    safe_x = ew.select(is_zero, full(shape, 1, dtype), x)
-    nonzero_prod = _expand_reduced(reduce_prod_p.bind(safe_x, axes=axes), shape, axes)
-    count = reduce_sum_p.bind(ew.convert_element_type(is_zero, np.int32), axes=axes)
-    n_zeros = _expand_reduced(count, shape, axes)
-    no_zero = ew.div(nonzero_prod, safe_x)
-    one_zero = ew.select(is_zero, nonzero_prod, zeros)
-    more = ew.select(ew.eq(n_zeros, 1), one_zero, zeros)
-    return ew.select(ew.eq(n_zeros, 0), no_zero, more)
-
-
-def _minmax_jvp(prim):
-    # The tangent is the mean of the input tangents at the positions of the extremum,
-    # as in JAX (ties share the derivative equally).
-    def jvp(primals, tangents, *, axes):
-        from jaxlite.lax import elementwise as ew
-
-        ad = _ad()
-        (x,), (t,) = primals, tangents
-        out = prim.bind(x, axes=axes)
-        shape = tuple(np.shape(x))
-        at_extremum = ew.eq(x, _expand_reduced(out, shape, axes))
-        dtype = np.dtype(x.dtype)
-        weights = ew.convert_element_type(at_extremum, dtype)
-        counts = reduce_sum_p.bind(weights, axes=axes)
-        t_sum = reduce_sum_p.bind(ew.mul(ad.instantiate(t), weights), axes=axes)
-        return [out], [ew.div(t_sum, counts)]
-
-    return jvp
-
-
-def _reduce_sum_jvp(primals, tangents, *, axes):
-    ad = _ad()
-    out = reduce_sum_p.bind(primals[0], axes=axes)
-    return [out], [reduce_sum_p.bind(ad.instantiate(tangents[0]), axes=axes)]
-
-
-def _no_derivative_jvp(prim):
-    # Integer and boolean reductions: the tangent is a symbolic zero.
-    def jvp(primals, tangents, *, axes):
-        ad = _ad()
-        out = prim.bind(primals[0], axes=axes)
-        return [out], [ad.Zero(ad.tangent_aval(out.aval))]
-
-    return jvp
-
-
-def _register_derivatives():
-    """Fill the AD tables, if the AD interpreter is present."""
-    try:
-        from jaxlite.interpreters import ad
-    except ImportError:  # pragma: no cover - the AD interpreter is always shipped
-        return
-    ad.jvp_rules[reduce_sum_p] = _reduce_sum_jvp
-    ad.transpose_rules[reduce_sum_p] = _reduce_sum_transpose
-    ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
-    ad.jvp_rules[reduce_max_p] = _minmax_jvp(reduce_max_p)
-    ad.jvp_rules[reduce_min_p] = _minmax_jvp(reduce_min_p)
-    for prim in (reduce_and_p, reduce_or_p, reduce_xor_p):
-        ad.jvp_rules[prim] = _no_derivative_jvp(prim)
-
-
-# --------------------------------------------------------------------------------------
-# The primitives, one registration block each
-
-reduce_sum_p = Primitive("reduce_sum")
-defreducer(reduce_sum_p, _np_sum, _check_number)
-
-reduce_prod_p = Primitive("reduce_prod")
-defreducer(reduce_prod_p, _np_prod, _check_number)
-
-reduce_max_p = Primitive("reduce_max")
-defreducer(reduce_max_p, _np_max, _check_any)
-
-reduce_min_p = Primitive("reduce_min")
-defreducer(reduce_min_p, _np_min, _check_any)
-
 reduce_and_p = Primitive("reduce_and")
 defreducer(reduce_and_p, _np_and, _check_logical)
+ad.defjvp(reduce_and_p, None)
 
 reduce_or_p = Primitive("reduce_or")
 defreducer(reduce_or_p, _np_or, _check_logical)
+ad.defjvp(reduce_or_p, None)
 
 reduce_xor_p = Primitive("reduce_xor")
 defreducer(reduce_xor_p, _np_xor, _check_logical)
-
-_register_derivatives()
+ad.defjvp(reduce_xor_p, None)
 
 
 # --------------------------------------------------------------------------------------

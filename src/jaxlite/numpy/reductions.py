@@ -7,9 +7,10 @@ integer type, float16 sums run in float32), apply `where=` by substituting the
 reduction's identity, bind one lax reduction, then apply `initial` and `keepdims`. The
 result is never weakly typed, even for a Python scalar input.
 
-Order statistics sort along the reduced axis with `lax.sort` and pick elements by
-comparing an iota with the wanted positions (a one-hot selection), which works for
-positions that depend on traced values, as `nanquantile`'s do.
+Order statistics sort the reduced axes (gathered into one) with `lax.sort`, then read
+the elements at the wanted positions: with static slices when `q` is known and there
+are no NaNs to skip, else by comparing an iota with the positions (a one-hot
+selection), which also works for positions that depend on traced values.
 """
 
 from __future__ import annotations
@@ -21,12 +22,11 @@ import operator
 import numpy as np
 
 from jaxlite import dtypes, lax
-from jaxlite.core import Tracer
+from jaxlite.core import Tracer, concrete_or_error
 from jaxlite.numpy.creation import asarray
 from jaxlite.numpy.ufuncs import (
     check_arraylike,
     multiply,
-    promote_dtypes_inexact,
     promote_dtypes_numeric,
     true_divide,
 )
@@ -79,23 +79,20 @@ def _no_out(fun_name, out):
         )
 
 
-def _static_axis(fun_name, axis):
-    if isinstance(axis, Tracer):
-        return _concrete(axis, f"axis argument to jnp.{fun_name}().")
+def _static_axis(axis):
+    """`axis` with concrete values in place of tracers (a ConcretizationTypeError if
+    they have none: axes must be static)."""
+    context = "The axis argument must be known statically."
     if isinstance(axis, (tuple, list)):
         return tuple(
-            _concrete(a, f"axis argument to jnp.{fun_name}().")
+            concrete_or_error(operator.index, a, context)
             if isinstance(a, Tracer)
             else a
             for a in axis
         )
+    if isinstance(axis, Tracer):
+        return concrete_or_error(operator.index, axis, context)
     return axis
-
-
-def _concrete(x, context):
-    from jaxlite.core import concrete_or_error
-
-    return concrete_or_error(operator.index, x, context)
 
 
 def _canonicalize_axis(axis, ndim):
@@ -114,7 +111,7 @@ def _canonicalize_axis(axis, ndim):
 def reduction_axes(fun_name, axis, ndim):
     """`axis` (None, an int or a sequence of ints, possibly negative) as a tuple of
     non-negative ints in the caller's order; JAX's errors for bad or repeated axes."""
-    axis = _static_axis(fun_name, axis)
+    axis = _static_axis(axis)
     if axis is None:
         return tuple(range(ndim))
     axes = tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
@@ -167,25 +164,41 @@ def _is_complex(dtype):
 
 
 def _to_inexact(dtype):
-    return np.dtype(dtype) if _is_inexact(dtype) else dtypes.default_float_dtype()
+    """The floating type a non-float dtype computes in: float32 for bool and integers
+    of up to 32 bits, float64 (when x64 is on) for 64-bit integers, as in JAX."""
+    if _is_inexact(dtype):
+        return np.dtype(dtype)
+    wide = np.dtype(dtype).itemsize >= 8
+    return dtypes.canonicalize_dtype(np.float64 if wide else np.float32)
+
+
+def _promote_inexact(*args):
+    """Convert to the common dtype, made inexact by `_to_inexact` (weak if all were)."""
+    dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    dtype = _to_inexact(dtype)
+    return [lax.convert_element_type(a, dtype, weak) for a in args]
+
+
+_HALF = frozenset({np.dtype(np.float16), np.dtype(dtypes.bfloat16)})
+_FLOAT32 = np.dtype(np.float32)
 
 
 def _upcast_f16(dtype):
     """Half-precision reductions accumulate in float32, as in JAX."""
-    if np.dtype(dtype) in (np.dtype(np.float16), np.dtype(dtypes.bfloat16)):
-        return np.dtype(np.float32)
-    return np.dtype(dtype)
+    dtype = np.dtype(dtype)
+    return _FLOAT32 if dtype in _HALF else dtype
 
 
 def _promote_integer_dtype(dtype):
     """bool and integers narrower than the default integer sum in the default one."""
     dtype = np.dtype(dtype)
-    if dtype == np.bool_:
+    kind = dtype.kind
+    if kind == "b":
         return dtypes.default_int_dtype()
-    if np.issubdtype(dtype, np.unsignedinteger):
+    if kind == "u":
         default = dtypes.default_uint_dtype()
         return default if dtype.itemsize < default.itemsize else dtype
-    if np.issubdtype(dtype, np.integer):
+    if kind == "i":
         default = dtypes.default_int_dtype()
         return default if dtype.itemsize < default.itemsize else dtype
     return dtype
@@ -458,8 +471,8 @@ def _count(a, axes, keepdims, where, dtype):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-    """Arithmetic mean over `axis`. Integers and bool give the default float type;
-    float16 accumulates in float32."""
+    """Arithmetic mean over `axis`. bool and integers of up to 32 bits give float32
+    (64-bit integers float64); float16 accumulates in float32."""
     return _mean(a, axis, dtype, out, keepdims, where, dtype is None)
 
 
@@ -602,14 +615,14 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     """Weighted mean over `axis`; with `returned=True` also the sum of the weights."""
     if weights is None:
         (a,) = _arraylike("average", a)
-        (a,) = promote_dtypes_inexact(a)
+        (a,) = _promote_inexact(a)
         axes = reduction_axes("average", axis, np.ndim(a))
         avg = mean(a, axis=axes, keepdims=keepdims)
         n = math.prod(np.shape(a)[d] for d in axes)
         weights_sum = lax.full((), n, avg.dtype)
     else:
         a, weights = _arraylike("average", a, weights)
-        a, weights = promote_dtypes_inexact(a, weights)
+        a, weights = _promote_inexact(a, weights)
         shape = tuple(np.shape(a))
         axes = reduction_axes("average", axis, len(shape))
         w_shape = tuple(np.shape(weights))
@@ -672,7 +685,7 @@ def nansum(
 ):
     """`sum` treating NaNs as zero."""
     if dtype is not None:
-        dtype = _user_dtype(dtype, "nanprod")
+        dtype = _user_dtype(dtype, "nansum")
     return _nan_reduction(
         "nansum",
         a,
@@ -858,7 +871,7 @@ def percentile(
     _quantile_options("percentile", out, overwrite_input)
     if out_sharding is not None:
         raise NotImplementedError("jaxlite has one device: out_sharding must be None.")
-    (q,) = promote_dtypes_inexact(q)
+    (q,) = _promote_inexact(q)
     q = lax.div(q, 100)
     return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
 
@@ -877,7 +890,7 @@ def nanpercentile(
     """`nanquantile` with `q` in percent."""
     a, q = _arraylike("nanpercentile", a, q)
     _quantile_options("nanpercentile", out, overwrite_input)
-    (q,) = promote_dtypes_inexact(q)
+    (q,) = _promote_inexact(q)
     q = lax.div(q, 100)
     return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
 
@@ -919,9 +932,9 @@ def _quantile(name, a, q, axis, method, keepdims, squash_nans, weights):
                 f"{method} doesn't support weights. Only method 'inverted_cdf' "
                 "supports weights."
             )
-        a, weights = promote_dtypes_inexact(a, weights)
+        a, weights = _promote_inexact(a, weights)
     else:
-        (a,) = promote_dtypes_inexact(a)
+        (a,) = _promote_inexact(a)
     if _is_complex(a.dtype):
         raise ValueError(
             "quantile does not support complex input, as the operation is poorly "
@@ -1004,6 +1017,9 @@ def _sorted_quantile(x, q, method, squash_nans, weights):
         (x,) = _sort([x], last)
     else:
         x, weights = _sort([x, weights], last)
+    static = not squash_nans and weights is None and not isinstance(q, Tracer)
+    if static and np.size(q) and dtypes.issubdtype(q.dtype, np.floating):
+        return _static_quantile(x, np.asarray(q), method)
     q_dtype = np.dtype(q.dtype)
     q_ndim = np.ndim(q)
     out_shape = tuple(np.shape(q)) + batch
@@ -1039,6 +1055,54 @@ def _sorted_quantile(x, q, method, squash_nans, weights):
     if method == "nearest":
         return lax.select(lax.le(high_weight, 0.5), low_value, high_value)
     return lax.mul(lax.add(low_value, high_value), 0.5)  # midpoint
+
+
+def _static_quantile(x, q, method):
+    """Quantiles at positions known now (a concrete `q` and no NaNs to skip): the same
+    arithmetic as the traced path, done in NumPy in q's dtype, and the elements read
+    with static slices instead of a one-hot selection."""
+    n = np.shape(x)[-1]
+    one = q.dtype.type(1)
+    if method == "inverted_cdf":
+        index = np.clip(np.ceil(q * q.dtype.type(n)) - one, 0, n - 1)
+        return _take_static(x, index)
+    pos = q * q.dtype.type(n - 1)
+    low, high = np.floor(pos), np.ceil(pos)
+    high_weight = pos - low
+    low_weight = one - high_weight
+    low_value = _take_static(x, np.clip(low, 0, n - 1))
+    high_value = _take_static(x, np.clip(high, 0, n - 1))
+    if method == "lower":
+        return low_value
+    if method == "higher":
+        return high_value
+    if method == "midpoint":
+        return lax.mul(lax.add(low_value, high_value), 0.5)
+    out_shape = tuple(np.shape(low_value))
+    dims = tuple(range(q.ndim))
+    if method == "nearest":
+        pred = lax.broadcast_in_dim(asarray(high_weight <= 0.5), out_shape, dims)
+        return lax.select(pred, low_value, high_value)
+    low_weight = lax.broadcast_in_dim(asarray(low_weight), out_shape, dims)
+    high_weight = lax.broadcast_in_dim(asarray(high_weight), out_shape, dims)
+    return lax.add(
+        lax.mul(lax.convert_element_type(low_value, q.dtype), low_weight),
+        lax.mul(lax.convert_element_type(high_value, q.dtype), high_weight),
+    )
+
+
+def _take_static(x, index):
+    """`x[..., i]` for each whole number i of the NumPy array `index`, stacked in
+    front: the result has shape index.shape + x.shape[:-1]."""
+    last = np.ndim(x) - 1
+    picked = {}
+    for i in np.ravel(index).astype(int).tolist():
+        if i not in picked:
+            picked[i] = lax.index_in_dim(x, i, last, keepdims=False)
+    if np.ndim(index) == 0:
+        return picked[int(index)]
+    parts = [picked[i] for i in np.ravel(index).astype(int).tolist()]
+    return lax.concatenate([lax.expand_dims(p, (0,)) for p in parts], 0)
 
 
 def _take_last(x, index):
