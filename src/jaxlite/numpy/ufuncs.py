@@ -203,7 +203,7 @@ def _scalar_operand(array, scalar):
     dtype, weak = dtypes.result_type(array, scalar, return_weak_type_flag=True)
     if dtype != array._value.dtype or weak != array.weak_type:
         return None
-    return Array(np.asarray(scalar, dtype)[()], True)
+    return Array(np.asarray(scalar).astype(dtype)[()], True)  # wraps, as JAX does
 
 
 def _binary(name, prim, promote=promote_args):
