@@ -272,7 +272,9 @@ class JitFunction:
     def _trace(self, args, kwargs, leaves, treedef, sig):
         from jaxlite.interpreters.partial_eval import abstractify
 
-        packed = bool(kwargs) or self._has_static  # as in `_lookup`: (args, kwargs) tree
+        packed = (
+            bool(kwargs) or self._has_static
+        )  # as in `_lookup`: (args, kwargs) tree
         if self._signature is not None and kwargs:
             bound = self._signature.bind(*args, **kwargs)
             args, kwargs = tuple(bound.args), dict(bound.kwargs)

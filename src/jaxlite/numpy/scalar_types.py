@@ -38,7 +38,10 @@ int8, int16, int32, int64 = (_make(f"int{b}", f"int{b}") for b in (8, 16, 32, 64
 uint8, uint16, uint32, uint64 = (_make(f"uint{b}", f"uint{b}") for b in (8, 16, 32, 64))
 float16, float32, float64 = (_make(f"float{b}", f"float{b}") for b in (16, 32, 64))
 bfloat16 = _make("bfloat16", ml_dtypes.bfloat16)
-complex64, complex128 = _make("complex64", np.complex64), _make("complex128", np.complex128)
+complex64, complex128 = (
+    _make("complex64", np.complex64),
+    _make("complex128", np.complex128),
+)
 int_, uint, float_, complex_ = int64, uint64, float64, complex128
 single, double = float32, float64
 csingle, cdouble = complex64, complex128

@@ -347,8 +347,12 @@ def power(x1, x2, /):
 def _integer_power(x, y):
     # Exponentiation by squaring over the bits of y (negative exponents give 0 as XLA).
     shape = np.broadcast_shapes(np.shape(x), np.shape(y))
-    x = lax.broadcast_in_dim(x, shape, tuple(range(len(shape) - np.ndim(x), len(shape))))
-    y = lax.broadcast_in_dim(y, shape, tuple(range(len(shape) - np.ndim(y), len(shape))))
+    x = lax.broadcast_in_dim(
+        x, shape, tuple(range(len(shape) - np.ndim(x), len(shape)))
+    )
+    y = lax.broadcast_in_dim(
+        y, shape, tuple(range(len(shape) - np.ndim(y), len(shape)))
+    )
     out = lax.full_like(x, 1)
     base = x
     y = lax.convert_element_type(y, x.dtype)
