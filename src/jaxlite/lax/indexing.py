@@ -14,9 +14,9 @@ out-of-bounds rule is XLA's, because jnp's indexing semantics are defined by the
 
 Gather and scatter are written once, in general form (index vector in the last dimension
 of the indices, offset/window dimensions, operand batching dimensions), on NumPy fancy
-indexing; the common "take rows" gather has a direct fast path. Each primitive's rule
-functions are followed by one registration block; derivative and batching rules join
-those blocks when their interpreters need them.
+indexing; the common ones, which pick or update whole sub-arrays, have fast paths. Each
+primitive's rule functions are followed by one registration block; derivative and
+batching rules join those blocks when their interpreters need them.
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ from jaxlite.core import (
     eval_jaxpr,
     eval_trace,
     find_cur_trace_is_eval,
-    get_aval,
     impl_rules,
     no_effects,
     set_current_trace,
     weak_type_rules,
 )
 from jaxlite.lax import elementwise as ew
+from jaxlite.lax.constructors import full
 from jaxlite.lax.structural import canonicalize_shape, operand, squeeze
 from jaxlite.util import canonicalize_axis
 
@@ -87,13 +87,6 @@ __all__ = [
 def _argnum0_weak(in_weak, **_):
     """Weak iff the operand is: indices (and JAX says: updates) never count."""
     return bool(in_weak[0])
-
-
-def _check_eagerly(prim, *args, **params):
-    """Run `prim`'s abstract evaluation on concrete operands so that eager misuse raises
-    the same error as a traced call (tracers are checked when recorded)."""
-    if not any(isinstance(a, Tracer) for a in args):
-        abstract_eval_rules[prim](*(get_aval(a) for a in args), **params)
 
 
 def _is_int_dtype(dtype):
@@ -175,7 +168,6 @@ def slice(operand_, start_indices, limit_indices, strides=None):  # noqa: A001
         start_indices=tuple(map(operator.index, start_indices)),
         strides=None if strides is None else tuple(map(operator.index, strides)),
     )
-    _check_eagerly(slice_p, x, **params)
     return slice_p.bind(x, **params)
 
 
@@ -203,7 +195,9 @@ def index_in_dim(operand_, index, axis=0, keepdims=True):
     index = operator.index(index)
     wrapped = index + size if index < 0 else index
     if not 0 <= wrapped < size:
-        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+        raise IndexError(
+            f"index {index} is out of bounds for axis {axis} with size {size}"
+        )
     out = slice_in_dim(x, wrapped, wrapped + 1, 1, axis)
     return out if keepdims else squeeze(out, (axis,))
 
@@ -214,7 +208,8 @@ def index_in_dim(operand_, index, axis=0, keepdims=True):
 
 def _clamped_starts(shape, sizes, starts):
     return [
-        builtins.min(builtins.max(int(s), 0), d - n) for s, d, n in zip(starts, shape, sizes)
+        builtins.min(builtins.max(int(s), 0), d - n)
+        for s, d, n in zip(starts, shape, sizes)
     ]
 
 
@@ -296,7 +291,8 @@ def _dynamic_update_slice_abstract(x, update, *starts):
             f"update shape {update.shape} for operand shape {x.shape}."
         )
     _check_start_indices("dynamic_update_slice", x, starts)
-    return [ShapedArray(x.shape, x.dtype, x.weak_type and update.weak_type)], no_effects
+    weak = all(a.weak_type for a in (x, update, *starts))
+    return [ShapedArray(x.shape, x.dtype, weak)], no_effects
 
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
@@ -323,7 +319,7 @@ def normalize_index(index, size, allow_negative=True):
             )
         return i + size if i < 0 and allow_negative else i
     dtype = np.dtype(index.dtype)
-    if not allow_negative or np.issubdtype(dtype, np.unsignedinteger):
+    if not allow_negative or not np.issubdtype(dtype, np.signedinteger):
         return index
     if type(index) is Array and find_cur_trace_is_eval():
         v = index._value
@@ -352,7 +348,7 @@ def _start_operands(starts, shape, allow_negative):
     if isinstance(allow_negative, bool):
         allow_negative = [allow_negative] * len(starts)
     out = [
-        normalize_index(operand(s) if isinstance(s, np.ndarray) else s, d, neg)
+        normalize_index(s if isinstance(s, (int, np.integer)) else operand(s), d, neg)
         for s, d, neg in zip(starts, shape, allow_negative)
     ]
     arrays = [s for s in out if isinstance(s, (Array, Tracer))]
@@ -369,12 +365,12 @@ def dynamic_slice(operand_, start_indices, slice_sizes, *, allow_negative_indice
     x = operand(operand_)
     sizes = canonicalize_shape(slice_sizes)
     starts = _start_operands(start_indices, np.shape(x), allow_negative_indices)
-    _check_eagerly(dynamic_slice_p, x, *starts, slice_sizes=sizes)
     return dynamic_slice_p.bind(x, *starts, slice_sizes=sizes)
 
 
-def dynamic_slice_in_dim(operand_, start_index, slice_size, axis=0, *,
-                         allow_negative_indices=True):
+def dynamic_slice_in_dim(
+    operand_, start_index, slice_size, axis=0, *, allow_negative_indices=True
+):
     x = operand(operand_)
     shape = list(np.shape(x))
     axis = canonicalize_axis(axis, len(shape))
@@ -386,24 +382,27 @@ def dynamic_slice_in_dim(operand_, start_index, slice_size, axis=0, *,
     return dynamic_slice(x, starts, shape, allow_negative_indices=negs)
 
 
-def dynamic_index_in_dim(operand_, index, axis=0, keepdims=True, *,
-                         allow_negative_indices=True):
+def dynamic_index_in_dim(
+    operand_, index, axis=0, keepdims=True, *, allow_negative_indices=True
+):
     out = dynamic_slice_in_dim(
         operand_, index, 1, axis, allow_negative_indices=allow_negative_indices
     )
     return out if keepdims else squeeze(out, (axis,))
 
 
-def dynamic_update_slice(operand_, update, start_indices, *, allow_negative_indices=True):
+def dynamic_update_slice(
+    operand_, update, start_indices, *, allow_negative_indices=True
+):
     """`operand` with `update` written at the (clamped) start indices."""
     x, update = operand(operand_), operand(update)
     starts = _start_operands(start_indices, np.shape(x), allow_negative_indices)
-    _check_eagerly(dynamic_update_slice_p, x, update, *starts)
     return dynamic_update_slice_p.bind(x, update, *starts)
 
 
-def dynamic_update_slice_in_dim(operand_, update, start_index, axis, *,
-                                allow_negative_indices=True):
+def dynamic_update_slice_in_dim(
+    operand_, update, start_index, axis, *, allow_negative_indices=True
+):
     x = operand(operand_)
     ndim = np.ndim(x)
     axis = canonicalize_axis(axis, ndim)
@@ -414,8 +413,9 @@ def dynamic_update_slice_in_dim(operand_, update, start_index, axis, *,
     return dynamic_update_slice(x, update, starts, allow_negative_indices=negs)
 
 
-def dynamic_update_index_in_dim(operand_, update, index, axis, *,
-                                allow_negative_indices=True):
+def dynamic_update_index_in_dim(
+    operand_, update, index, axis, *, allow_negative_indices=True
+):
     from jaxlite.lax.structural import expand_dims
 
     x, update = operand(operand_), operand(update)
@@ -547,12 +547,22 @@ def default_fill_value(dtype):
     raise ValueError(f"Unsupported dtype for gather fill_value {dtype}")
 
 
-def _gather_impl(x, indices, *, dimension_numbers, fill_value, indices_are_sorted, mode,
-                 slice_sizes, unique_indices):
+def _gather_impl(
+    x,
+    indices,
+    *,
+    dimension_numbers,
+    fill_value,
+    indices_are_sorted,
+    mode,
+    slice_sizes,
+    unique_indices,
+):
     x, indices = np.asarray(x), np.asarray(indices)
     dn = dimension_numbers
     batch_shape = indices.shape[:-1]
-    idx = indices.reshape(-1, indices.shape[-1]).astype(np.int64)
+    n = int(np.prod(batch_shape, dtype=np.int64))
+    idx = indices.reshape(n, indices.shape[-1]).astype(np.int64)
     upper = np.asarray(x.shape, np.int64) - np.asarray(slice_sizes, np.int64)
     fill = mode is GatherScatterMode.FILL_OR_DROP
     ok = _in_bounds(idx, upper[list(dn.start_index_map)]) if fill else None
@@ -560,7 +570,11 @@ def _gather_impl(x, indices, *, dimension_numbers, fill_value, indices_are_sorte
         out = _take_rows(x, idx, dn.start_index_map, upper)
     else:
         starts = _window_starts(
-            idx, batch_shape, x.ndim, dn.start_index_map, dn.operand_batching_dims,
+            idx,
+            batch_shape,
+            x.ndim,
+            dn.start_index_map,
+            dn.operand_batching_dims,
             dn.start_indices_batching_dims,
         )
         starts = np.clip(starts, 0, np.maximum(upper, 0))
@@ -579,7 +593,9 @@ def _gather_impl(x, indices, *, dimension_numbers, fill_value, indices_are_sorte
 def _is_take(shape, dn, slice_sizes):
     """Whether the gather picks whole sub-arrays: indexed dimensions collapsed with size
     1, every other dimension taken whole, no batching dimensions."""
-    if dn.operand_batching_dims or set(dn.collapsed_slice_dims) != set(dn.start_index_map):
+    if dn.operand_batching_dims or set(dn.collapsed_slice_dims) != set(
+        dn.start_index_map
+    ):
         return False
     return all(
         n == 1 if d in dn.start_index_map else n == shape[d]
@@ -588,6 +604,8 @@ def _is_take(shape, dn, slice_sizes):
 
 
 def _take_rows(x, idx, index_map, upper):
+    if not index_map:
+        return np.broadcast_to(x, (idx.shape[0],) + x.shape)
     idx = np.clip(idx, 0, upper[list(index_map)])
     moved = np.moveaxis(x, list(index_map), list(range(len(index_map))))
     return moved[tuple(idx[:, k] for k in range(len(index_map)))]
@@ -606,8 +624,17 @@ def _offsets_to_positions(out, n_batch, offset_dims):
     return out if perm == list(range(rank)) else np.transpose(out, perm)
 
 
-def _gather_abstract(x, indices, *, dimension_numbers, fill_value, indices_are_sorted,
-                     mode, slice_sizes, unique_indices):
+def _gather_abstract(
+    x,
+    indices,
+    *,
+    dimension_numbers,
+    fill_value,
+    indices_are_sorted,
+    mode,
+    slice_sizes,
+    unique_indices,
+):
     dn = dimension_numbers
     if not _is_int_dtype(indices.dtype):
         raise ValueError(
@@ -631,11 +658,20 @@ def _gather_abstract(x, indices, *, dimension_numbers, fill_value, indices_are_s
     _check_dims("gather", "collapsed_slice_dims", dn.collapsed_slice_dims, x.ndim)
     _check_dims("gather", "operand_batching_dims", dn.operand_batching_dims, x.ndim)
     _check_dims(
-        "gather", "start_indices_batching_dims", dn.start_indices_batching_dims,
-        batch_rank, sort=False,
+        "gather",
+        "start_indices_batching_dims",
+        dn.start_indices_batching_dims,
+        batch_rank,
+        sort=False,
     )
-    _check_batching("Gather", x, indices, dn.operand_batching_dims,
-                    dn.start_indices_batching_dims, "start_indices")
+    _check_batching(
+        "Gather",
+        x,
+        indices,
+        dn.operand_batching_dims,
+        dn.start_indices_batching_dims,
+        "start_indices",
+    )
     if set(dn.collapsed_slice_dims) & set(dn.operand_batching_dims) or set(
         dn.start_index_map
     ) & set(dn.operand_batching_dims):
@@ -706,8 +742,17 @@ abstract_eval_rules[gather_p] = _gather_abstract
 weak_type_rules[gather_p] = _argnum0_weak
 
 
-def gather(operand_, start_indices, dimension_numbers, slice_sizes, *,
-           unique_indices=False, indices_are_sorted=False, mode=None, fill_value=None):
+def gather(
+    operand_,
+    start_indices,
+    dimension_numbers,
+    slice_sizes,
+    *,
+    unique_indices=False,
+    indices_are_sorted=False,
+    mode=None,
+    fill_value=None,
+):
     """XLA's gather: for each index vector (last axis of `start_indices`), the window
     of `slice_sizes` at that start. `mode=None` promises in-bounds starts (clamped);
     'fill' returns `fill_value` (default: NaN, int min, uint max, True) for windows that
@@ -731,7 +776,6 @@ def gather(operand_, start_indices, dimension_numbers, slice_sizes, *,
         slice_sizes=canonicalize_shape(slice_sizes),
         unique_indices=bool(unique_indices),
     )
-    _check_eagerly(gather_p, x, indices, **params)
     return gather_p.bind(x, indices, **params)
 
 
@@ -743,7 +787,8 @@ def _scatter_targets(x_shape, indices, updates, dn, mode):
     """Flat operand positions and the matching update values, in update order, of the
     update windows kept by `mode`."""
     batch_shape = indices.shape[:-1]
-    idx = indices.reshape(-1, indices.shape[-1]).astype(np.int64)
+    n = int(np.prod(batch_shape, dtype=np.int64))
+    idx = indices.reshape(n, indices.shape[-1]).astype(np.int64)
     ndim = len(x_shape)
     window = [1] * ndim
     not_window = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
@@ -754,8 +799,12 @@ def _scatter_targets(x_shape, indices, updates, dn, mode):
     upd = np.transpose(updates, scatter_dims + list(dn.update_window_dims))
     upd = upd.reshape((idx.shape[0],) + tuple(window))
     starts = _window_starts(
-        idx, batch_shape, ndim, dn.scatter_dims_to_operand_dims,
-        dn.operand_batching_dims, dn.scatter_indices_batching_dims,
+        idx,
+        batch_shape,
+        ndim,
+        dn.scatter_dims_to_operand_dims,
+        dn.operand_batching_dims,
+        dn.scatter_indices_batching_dims,
     )
     upper = np.asarray(x_shape, np.int64) - np.asarray(window, np.int64)
     if mode is GatherScatterMode.CLIP:
@@ -772,22 +821,68 @@ def _scatter_targets(x_shape, indices, updates, dn, mode):
 
 
 def _scatter_impl_with(combine):
-    def impl(x, indices, updates, *, dimension_numbers, indices_are_sorted, mode,
-             unique_indices, update_consts, update_jaxpr):
-        x = np.asarray(x)
-        flat, vals = _scatter_targets(
-            x.shape, np.asarray(indices), np.asarray(updates), dimension_numbers, mode
-        )
-        out = np.array(x, copy=True).reshape(-1)
-        if update_jaxpr is not None and combine is None:
-            _apply_in_order(out, flat, vals, update_jaxpr, update_consts)
-        elif combine is None:
-            out[flat] = vals
-        else:
+    def impl(
+        x,
+        indices,
+        updates,
+        *,
+        dimension_numbers,
+        indices_are_sorted,
+        mode,
+        unique_indices,
+        update_consts,
+        update_jaxpr,
+    ):
+        x, indices, updates = np.asarray(x), np.asarray(indices), np.asarray(updates)
+        out = np.array(x, copy=True)
+        dn = dimension_numbers
+        if update_jaxpr is None or combine is not None:
+            rows = _scatter_rows(x.shape, indices, updates, dn, mode)
+            if rows is not None:
+                index_map = dn.scatter_dims_to_operand_dims
+                moved = np.moveaxis(out, index_map, range(len(index_map)))
+                if combine is None:
+                    moved[rows[0]] = rows[1]
+                else:
+                    combine.at(moved, rows[0], rows[1])
+                return [out]
+        flat, vals = _scatter_targets(x.shape, indices, updates, dn, mode)
+        out = out.reshape(-1)
+        if combine is not None:
             combine.at(out, flat, vals)
+        elif update_jaxpr is not None:
+            _apply_in_order(out, flat, vals, update_jaxpr, update_consts)
+        else:
+            out[flat] = vals
         return [out.reshape(x.shape)]
 
     return impl
+
+
+def _scatter_rows(shape, indices, updates, dn, mode):
+    """The common scatter into whole sub-arrays (indexed dims inserted, the others
+    covered whole): NumPy fancy indexing over the indexed dims moved to the front.
+    Returns (index tuple, updates), or None when the scatter has another form."""
+    index_map = dn.scatter_dims_to_operand_dims
+    if not index_map or dn.operand_batching_dims:
+        return None
+    if set(dn.inserted_window_dims) != set(index_map):
+        return None
+    rest = [d for d in range(len(shape)) if d not in index_map]
+    if [updates.shape[d] for d in dn.update_window_dims] != [shape[d] for d in rest]:
+        return None
+    n = int(np.prod(indices.shape[:-1], dtype=np.int64))
+    idx = indices.reshape(n, len(index_map)).astype(np.int64)
+    scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
+    upd = np.transpose(updates, scatter_dims + list(dn.update_window_dims))
+    upd = upd.reshape((n,) + tuple(shape[d] for d in rest))
+    upper = np.asarray([shape[d] for d in index_map], np.int64) - 1
+    if mode is GatherScatterMode.CLIP:
+        idx = np.clip(idx, 0, upper)
+    else:
+        keep = np.all((idx >= 0) & (idx <= upper), axis=1)
+        idx, upd = idx[keep], upd[keep]
+    return tuple(idx[:, k] for k in range(len(index_map))), upd
 
 
 def _occurrence_rank(flat):
@@ -817,8 +912,18 @@ def _apply_in_order(out, flat, vals, update_jaxpr, update_consts):
             out[pos] = ew.convert_value(np.asarray(new), out.dtype)
 
 
-def _scatter_abstract(x, indices, updates, *, dimension_numbers, indices_are_sorted,
-                      mode, unique_indices, update_consts, update_jaxpr):
+def _scatter_abstract(
+    x,
+    indices,
+    updates,
+    *,
+    dimension_numbers,
+    indices_are_sorted,
+    mode,
+    unique_indices,
+    update_consts,
+    update_jaxpr,
+):
     dn = dimension_numbers
     if updates.dtype != x.dtype:
         raise TypeError(
@@ -844,17 +949,30 @@ def _scatter_abstract(x, indices, updates, *, dimension_numbers, indices_are_sor
     _check_dims("scatter", "inserted_window_dims", dn.inserted_window_dims, x.ndim)
     _check_dims("scatter", "operand_batching_dims", dn.operand_batching_dims, x.ndim)
     _check_dims(
-        "scatter", "scatter_dims_to_operand_dims", dn.scatter_dims_to_operand_dims,
-        x.ndim, sort=False,
+        "scatter",
+        "scatter_dims_to_operand_dims",
+        dn.scatter_dims_to_operand_dims,
+        x.ndim,
+        sort=False,
     )
     _check_dims(
-        "scatter", "scatter_indices_batching_dims", dn.scatter_indices_batching_dims,
-        len(batch_shape), sort=False,
+        "scatter",
+        "scatter_indices_batching_dims",
+        dn.scatter_indices_batching_dims,
+        len(batch_shape),
+        sort=False,
     )
-    _check_batching("Scatter", x, indices, dn.operand_batching_dims,
-                    dn.scatter_indices_batching_dims, "scatter_indices")
+    _check_batching(
+        "Scatter",
+        x,
+        indices,
+        dn.operand_batching_dims,
+        dn.scatter_indices_batching_dims,
+        "scatter_indices",
+    )
     window_size = (
-        len(dn.update_window_dims) + len(dn.inserted_window_dims)
+        len(dn.update_window_dims)
+        + len(dn.inserted_window_dims)
         + len(dn.operand_batching_dims)
     )
     if window_size != x.ndim:
@@ -891,7 +1009,7 @@ def _scatter_abstract(x, indices, updates, *, dimension_numbers, indices_are_sor
     return [ShapedArray(x.shape, x.dtype, x.weak_type)], no_effects
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _combiner_jaxpr(prim, dtype):
     """The jaxpr of the scalar combiner `prim(old, update)`: the `update_jaxpr` param."""
     from jaxlite.interpreters.partial_eval import trace_to_jaxpr
@@ -901,14 +1019,23 @@ def _combiner_jaxpr(prim, dtype):
     return closed.jaxpr, tuple(closed.consts)
 
 
-def _define_scatter(name, combine, combiner_prim):
+def _define_scatter(name, public_name, combine, combiner_prim, doc):
+    """Register one scatter primitive; return it and its public lax function."""
     prim = Primitive(name)
     impl_rules[prim] = _scatter_impl_with(combine)
     abstract_eval_rules[prim] = _scatter_abstract
     weak_type_rules[prim] = _argnum0_weak
 
-    def bind(operand_, scatter_indices, updates, dimension_numbers, *,
-             indices_are_sorted=False, unique_indices=False, mode=None):
+    def fun(
+        operand_,
+        scatter_indices,
+        updates,
+        dimension_numbers,
+        *,
+        indices_are_sorted=False,
+        unique_indices=False,
+        mode=None,
+    ):
         x, indices, upd = map(operand, (operand_, scatter_indices, updates))
         if combiner_prim is None:
             jaxpr, consts = None, ()
@@ -922,86 +1049,81 @@ def _define_scatter(name, combine, combiner_prim):
             update_consts=consts,
             update_jaxpr=jaxpr,
         )
-        _check_eagerly(prim, x, indices, upd, **params)
         return prim.bind(x, indices, upd, **params)
 
-    return prim, bind
+    fun.__name__ = fun.__qualname__ = public_name
+    fun.__doc__ = doc + _SCATTER_DOC
+    return prim, fun
 
 
-scatter_p, _scatter_bind = _define_scatter("scatter", None, None)
-scatter_add_p, _scatter_add_bind = _define_scatter("scatter-add", np.add, ew.add_p)
-scatter_sub_p, _scatter_sub_bind = _define_scatter("scatter-sub", np.subtract, ew.sub_p)
-scatter_mul_p, _scatter_mul_bind = _define_scatter("scatter-mul", np.multiply, ew.mul_p)
-scatter_min_p, _scatter_min_bind = _define_scatter("scatter-min", np.minimum, ew.min_p)
-scatter_max_p, _scatter_max_bind = _define_scatter("scatter-max", np.maximum, ew.max_p)
+_SCATTER_DOC = """
+
+    Each index vector (last axis of `scatter_indices`) gives the start of one update
+    window. `mode=None` ('drop') drops windows that do not fit in the operand; 'clip'
+    clamps their starts."""
+
+scatter_p, scatter = _define_scatter(
+    "scatter",
+    "scatter",
+    None,
+    None,
+    "XLA's scatter with replacement (with repeated indices one write wins).",
+)
+scatter_add_p, scatter_add = _define_scatter(
+    "scatter-add",
+    "scatter_add",
+    np.add,
+    ew.add_p,
+    "Scatter that adds each update window into the operand (repeats accumulate).",
+)
+scatter_sub_p, scatter_sub = _define_scatter(
+    "scatter-sub",
+    "scatter_sub",
+    np.subtract,
+    ew.sub_p,
+    "Scatter that subtracts each update window from the operand.",
+)
+scatter_mul_p, scatter_mul = _define_scatter(
+    "scatter-mul",
+    "scatter_mul",
+    np.multiply,
+    ew.mul_p,
+    "Scatter that multiplies the operand by each update window.",
+)
+scatter_min_p, scatter_min = _define_scatter(
+    "scatter-min",
+    "scatter_min",
+    np.minimum,
+    ew.min_p,
+    "Scatter that keeps the elementwise minimum of the operand and the updates.",
+)
+scatter_max_p, scatter_max = _define_scatter(
+    "scatter-max",
+    "scatter_max",
+    np.maximum,
+    ew.max_p,
+    "Scatter that keeps the elementwise maximum of the operand and the updates.",
+)
 
 
-def scatter(operand_, scatter_indices, updates, dimension_numbers, *,
-            indices_are_sorted=False, unique_indices=False, mode=None):
-    """XLA's scatter with replacement: each update window overwrites the operand (with
-    repeated indices one of the writes wins). `mode=None` drops windows that do not
-    fit; 'clip' clamps them."""
-    return _scatter_bind(
-        operand_, scatter_indices, updates, dimension_numbers,
-        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-    )
-
-
-def scatter_add(operand_, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    """Scatter that adds each update window into the operand (repeats accumulate)."""
-    return _scatter_add_bind(
-        operand_, scatter_indices, updates, dimension_numbers,
-        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-    )
-
-
-def scatter_sub(operand_, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    """Scatter that subtracts each update window from the operand."""
-    return _scatter_sub_bind(
-        operand_, scatter_indices, updates, dimension_numbers,
-        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-    )
-
-
-def scatter_mul(operand_, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    """Scatter that multiplies the operand by each update window."""
-    return _scatter_mul_bind(
-        operand_, scatter_indices, updates, dimension_numbers,
-        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-    )
-
-
-def scatter_min(operand_, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    """Scatter that keeps the elementwise minimum of operand and updates."""
-    return _scatter_min_bind(
-        operand_, scatter_indices, updates, dimension_numbers,
-        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-    )
-
-
-def scatter_max(operand_, scatter_indices, updates, dimension_numbers, *,
-                indices_are_sorted=False, unique_indices=False, mode=None):
-    """Scatter that keeps the elementwise maximum of operand and updates."""
-    return _scatter_max_bind(
-        operand_, scatter_indices, updates, dimension_numbers,
-        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-    )
-
-
-def scatter_apply(operand_, scatter_indices, func, dimension_numbers, *,
-                  update_shape=(), indices_are_sorted=False, unique_indices=False,
-                  mode=None):
+def scatter_apply(
+    operand_,
+    scatter_indices,
+    func,
+    dimension_numbers,
+    *,
+    update_shape=(),
+    indices_are_sorted=False,
+    unique_indices=False,
+    mode=None,
+):
     """Apply the unary `func` to the operand elements that the windows (of
     `update_shape`) cover; an element covered twice gets `func` twice."""
     from jaxlite.interpreters.partial_eval import trace_to_jaxpr
 
     x, indices = operand(operand_), operand(scatter_indices)
     dtype = np.dtype(x.dtype)
-    unused = Array(np.zeros(canonicalize_shape(update_shape), dtype))
+    unused = full(canonicalize_shape(update_shape), 0, dtype)
     aval = ShapedArray((), dtype)
     closed = trace_to_jaxpr(lambda a, _: [func(a)], [aval, aval])
     params = dict(
@@ -1012,5 +1134,4 @@ def scatter_apply(operand_, scatter_indices, func, dimension_numbers, *,
         update_consts=tuple(closed.consts),
         update_jaxpr=closed.jaxpr,
     )
-    _check_eagerly(scatter_p, x, indices, unused, **params)
     return scatter_p.bind(x, indices, unused, **params)

@@ -15,6 +15,7 @@ from jaxlite.dtypes import (  # noqa: F401
 )
 from jaxlite.numpy import indexing  # noqa: F401
 from jaxlite.numpy.creation import *  # noqa: F403
+from jaxlite.numpy.indexing import *  # noqa: F403
 from jaxlite.numpy.products import *  # noqa: F403
 from jaxlite.numpy.reductions import *  # noqa: F403
 from jaxlite.numpy.scalar_types import *  # noqa: F403

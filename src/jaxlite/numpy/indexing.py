@@ -28,7 +28,7 @@ from jaxlite.core import (
     concrete_or_error,
     find_cur_trace_is_eval,
 )
-from jaxlite.errors import NonConcreteBooleanIndexError
+from jaxlite.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax.indexing import GatherScatterMode, normalize_index
 from jaxlite.numpy import ufuncs
@@ -78,8 +78,9 @@ def _static_slice_part(v, s, pos):
     if isinstance(v, Tracer):
         val = v.to_concrete_value()
         if val is None:
-            raise IndexError(f"Slice entries must be static integers. Got {s} at position "
-                             f"{pos}")
+            raise IndexError(
+                f"Slice entries must be static integers. Got {s} at position {pos}"
+            )
         v = val
     try:
         return operator.index(v)
@@ -93,9 +94,7 @@ def _as_index_array(i):
     """A list or tuple inside an index tuple, as an array (NumPy's rule)."""
     if any(isinstance(v, Tracer) for v in _leaves(i)):
         return asarray(i)
-    value = np.asarray(
-        [np.asarray(v) if type(v) is Array else v for v in i] if i else [], dtype=None
-    )
+    value = np.asarray(i)
     if value.size == 0:
         value = value.astype(np.int32)
     return value
@@ -130,7 +129,7 @@ def _classify(i, pos):
     if isinstance(i, (list, tuple)):
         i = _as_index_array(i)
     if isinstance(i, (Array, Tracer, np.ndarray, np.generic)) or type(i) is float:
-        dtype = np.dtype(dtypes.dtype(i)) if type(i) is not float else np.dtype(float)
+        dtype = np.dtype(i.dtype) if hasattr(i, "dtype") else np.dtype(type(i))
         if dtype == np.bool_:
             return "bool", i
         if not np.issubdtype(dtype, np.integer):
@@ -180,21 +179,20 @@ def _parse_index(shape, idx):
             f"Too many indices: array is {len(shape)}-dimensional, but {consumed} were "
             "indexed"
         )
+    n_ellipsis = len(shape) - consumed
     shape = list(shape)
     entries, bool_dims = [], []
     d = 0
     for pos, kind, value in raw:
         if kind == "ellipsis":
-            for _ in range(len(shape) - len(bool_dims) - consumed - d + len(bool_dims)):
+            for _ in range(n_ellipsis):
                 entries.append(_Entry(_SLICE, builtins.slice(None), pos))
-                d += 1
-            consumed = d + consumed  # every later element is already counted
-            continue
-        if kind == "bool":
+            d += n_ellipsis
+        elif kind == "bool":
             d = _parse_bool(value, pos, shape, d, entries, bool_dims)
-            continue
-        entries.append(_Entry(kind, value, pos))
-        d += kind != _NONE
+        else:
+            entries.append(_Entry(kind, value, pos))
+            d += kind != _NONE
     for j in range(len(shape) - d):
         entries.append(_Entry(_SLICE, builtins.slice(None), len(idx) + j))
     return entries, tuple(shape), tuple(bool_dims)
@@ -246,25 +244,31 @@ def _basic_fast_path(x, idx):
         return None
     items = idx if type(idx) is tuple else (idx,)
     shape = x._value.shape
-    d = 0
+    consuming = 0
     for i in items:
         t = type(i)
         if t is int:
-            if d >= len(shape) or not -shape[d] <= i < shape[d]:
-                return None
-            d += 1
+            consuming += 1
         elif t is builtins.slice:
-            if not all(type(v) is int or v is None for v in (i.start, i.stop, i.step)):
+            if i.step == 0 or not all(
+                type(v) is int or v is None for v in (i.start, i.stop, i.step)
+            ):
                 return None
-            if i.step == 0 or d >= len(shape):
+            consuming += 1
+        elif i is not None and i is not Ellipsis:
+            return None
+    if consuming > len(shape):
+        return None
+    d = 0
+    for i in items:
+        if i is Ellipsis:
+            d += len(shape) - consuming
+        elif type(i) is int:
+            if not -shape[d] <= i < shape[d]:
                 return None
             d += 1
-        elif i is None:
-            continue
-        elif i is Ellipsis:
-            return None if Ellipsis in items[items.index(i) + 1 :] else _fast(x, idx)
-        else:
-            return None
+        elif i is not None:
+            d += 1
     return _fast(x, idx)
 
 
@@ -275,8 +279,16 @@ def _fast(x, idx):
         return None
 
 
-def rewriting_take(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None,
-                   fill_value=None, wrap_negative_indices=True):
+def rewriting_take(
+    x,
+    idx,
+    *,
+    indices_are_sorted=False,
+    unique_indices=False,
+    mode=None,
+    fill_value=None,
+    wrap_negative_indices=True,
+):
     """`x[idx]` through the cheapest lax operation: slice, dynamic_slice or gather."""
     x = asarray(x)
     entries, shape, bool_dims = _parse_index(np.shape(x), idx)
@@ -299,12 +311,16 @@ def rewriting_take(x, idx, *, indices_are_sorted=False, unique_indices=False, mo
         fill_value = fill_value.item()
     plan = _GatherPlan(entries, shape, wrap_negative_indices)
     if plan.empty:
-        return lax.full(plan.result_shape, 0, x.dtype)
+        return lax.full_like(x, 0, shape=plan.slice_shape)
     y = lax.gather(
-        x, plan.indices, plan.dnums, plan.slice_sizes,
+        x,
+        plan.indices,
+        plan.dnums,
+        plan.slice_sizes,
         unique_indices=unique_indices or plan.unique,
         indices_are_sorted=indices_are_sorted or plan.unique,
-        mode=mode, fill_value=fill_value,
+        mode=mode,
+        fill_value=fill_value,
     )
     if plan.rev_dims:
         y = lax.rev(y, plan.rev_dims)
@@ -322,7 +338,10 @@ def _static_ints_in_bounds(entries, shape, wrap_negative):
     for e in entries:
         if e.kind == _NONE:
             continue
-        if e.kind == _INT and not 0 <= _wrap(e.value, shape[d], wrap_negative) < shape[d]:
+        if (
+            e.kind == _INT
+            and not 0 <= _wrap(e.value, shape[d], wrap_negative) < shape[d]
+        ):
             return False
         d += 1
     return True
@@ -355,25 +374,34 @@ def _static_slice(x, entries, shape, wrap_negative):
         size = shape[d]
         if e.kind == _INT:
             _check_nonempty_axis(size, d)
-            i = builtins.min(builtins.max(_wrap(e.value, size, wrap_negative), 0), size - 1)
+            i = builtins.min(
+                builtins.max(_wrap(e.value, size, wrap_negative), 0), size - 1
+            )
             starts.append(i)
             limits.append(i + 1)
             strides.append(1)
             squeeze_dims.append(d)
         else:
             start, n, stride, reverse = _positive_slice(e.value, size)
-            starts.append(start)
-            limits.append(start + 1 + (n - 1) * stride if n else start)
-            strides.append(stride)
             if reverse:
+                limit = e.value.indices(size)[0] + 1 if n else start
                 rev_dims.append(d)
+            else:
+                limit = builtins.max(start, e.value.indices(size)[1])
+            starts.append(start)
+            limits.append(limit)
+            strides.append(stride)
         d += 1
-    trivial = all(s == 1 for s in strides) and starts == [0] * len(starts) and (
-        tuple(limits) == tuple(shape)
+    trivial = (
+        all(s == 1 for s in strides)
+        and starts == [0] * len(starts)
+        and (tuple(limits) == tuple(shape))
     )
     y = x
     if not trivial:
-        y = lax.slice(x, starts, limits, None if all(s == 1 for s in strides) else strides)
+        y = lax.slice(
+            x, starts, limits, None if all(s == 1 for s in strides) else strides
+        )
     if rev_dims:
         y = lax.rev(y, rev_dims)
     if squeeze_dims:
@@ -437,6 +465,20 @@ def _dynamic_slice(x, entries, shape, wrap_negative):
 # The general case: one gather
 
 
+class _OutDims:
+    """A group of consecutive output dims of a gather plan: 'offset' (a unit-stride
+    slice, a window dim), 'iota' (a strided slice, a batch dim), 'adv' (the broadcast
+    advanced indices, batch dims) or 'new' (None, added after the gather)."""
+
+    __slots__ = ("kind", "shape", "reverse", "batch_start")
+
+    def __init__(self, kind, shape, reverse=False):
+        self.kind = kind
+        self.shape = shape
+        self.reverse = reverse
+        self.batch_start = None
+
+
 class _GatherPlan:
     """How `x[idx]` is one gather: the index array (batch dims, then the index vector),
     dimension numbers and slice sizes, plus the `rev` and new axes applied after.
@@ -449,80 +491,98 @@ class _GatherPlan:
 
     def __init__(self, entries, shape, wrap_negative):
         self.index_dtype = _index_dtype(shape)
-        adv_mode = any(e.kind == _ARRAY and np.ndim(e.value) > 0 for e in entries)
-        adv = [e for e in entries if adv_mode and e.kind in (_INT, _ARRAY)]
-        adv_shape = self._broadcast_adv(adv)
+        self.unique = not any(e.kind == _ARRAY and np.ndim(e.value) for e in entries)
+        adv = [] if self.unique else [e for e in entries if e.kind in (_INT, _ARRAY)]
+        adv_dims = _OutDims("adv", self._broadcast_adv(adv))
         positions = sorted({e.pos for e in adv})
-        contiguous = positions == list(range(positions[0], positions[-1] + 1)) if adv else True
-        layout = [("adv", adv_shape)] if adv and not contiguous else []
+        in_place = not adv or positions == list(range(positions[0], positions[-1] + 1))
+        layout = [] if in_place else [adv_dims]
+        # Index vector components, in operand-dimension order: (dim, kind, value, dims).
         components, collapsed, slice_sizes = [], [], []
         d = 0
         for e in entries:
             if e.kind == _NONE:
-                layout.append(("new", (1,)))
+                layout.append(_OutDims("new", (1,)))
                 continue
             size = shape[d]
-            if e in adv or e.kind in (_INT, _ARRAY):
-                if e in adv and not any(item[0] == "adv" for item in layout):
-                    layout.append(("adv", adv_shape))
+            if e.kind in (_INT, _ARRAY):
                 if e.kind == _INT:
                     _check_nonempty_axis(size, d)
-                kind = "adv" if e in adv else "scalar"
-                components.append((d, kind, self._normalized(e.value, size, wrap_negative)))
+                if adv and adv_dims not in layout:
+                    layout.append(adv_dims)
+                value = self._normalized(e.value, size, wrap_negative)
+                components.append((d, "adv" if adv else "scalar", value, adv_dims))
                 collapsed.append(d)
                 slice_sizes.append(1)
             else:
                 start, n, stride, reverse = _positive_slice(e.value, size)
                 if stride == 1 or n <= 1:
                     if start != 0 or n != size:
-                        components.append((d, "scalar", start))
+                        components.append((d, "scalar", start, None))
+                    dims = _OutDims("offset", (n,), reverse)
                     slice_sizes.append(n)
-                    layout.append(("offset", (n,), reverse))
                 else:
-                    components.append((d, "iota", (start, stride, n)))
+                    dims = _OutDims("iota", (n,), reverse)
+                    components.append((d, "iota", (start, stride, n), dims))
                     collapsed.append(d)
                     slice_sizes.append(1)
-                    layout.append(("iota", (n,), reverse))
+                layout.append(dims)
             d += 1
-        self.result_shape = tuple(n for item in layout for n in item[1])
-        self.empty = 0 in self.result_shape
-        self.unique = not adv_mode
-        gathered = [item for item in layout if item[0] != "new"]
-        self.newaxis_dims = tuple(
-            p for p, item in enumerate(layout) if item[0] == "new"
-        )
-        offset_dims, rev_dims, batch_starts, p = [], [], {}, 0
-        batch_shape = []
-        for item in gathered:
-            if item[0] == "offset":
+        self.slice_shape = tuple(n for dims in layout for n in dims.shape)
+        self.empty = 0 in self.slice_shape
+        self.slice_sizes = tuple(slice_sizes)
+        self._number_dims(layout)
+        if not self.empty:
+            self.indices = self._index_array(components)
+            self.dnums = lax.GatherDimensionNumbers(
+                offset_dims=self.offset_dims,
+                collapsed_slice_dims=tuple(collapsed),
+                start_index_map=tuple(c[0] for c in components),
+            )
+
+    def _number_dims(self, layout):
+        """Positions of the offset, reversed and new dims; the batch shape."""
+        offset_dims, rev_dims, newaxis_dims, batch_shape = [], [], [], []
+        p = q = 0  # position in the gather output / in the final result
+        for dims in layout:
+            if dims.kind == "new":
+                newaxis_dims.append(q)
+                q += 1
+                continue
+            if dims.kind == "offset":
                 offset_dims.append(p)
             else:
-                batch_starts[item[0] if item[0] == "adv" else id(item)] = len(batch_shape)
-                batch_shape.extend(item[1])
-            if len(item) > 2 and item[2]:
+                dims.batch_start = len(batch_shape)
+                batch_shape.extend(dims.shape)
+            if dims.reverse:
                 rev_dims.append(p)
-            p += len(item[1])
-        self.rev_dims = tuple(rev_dims)
-        self.slice_sizes = tuple(slice_sizes)
-        self.slice_shape = self.result_shape
-        if self.empty:
-            return
-        iota_items = iter(item for item in gathered if item[0] == "iota")
+            p += len(dims.shape)
+            q += len(dims.shape)
+        self.offset_dims, self.rev_dims = tuple(offset_dims), tuple(rev_dims)
+        self.newaxis_dims, self.batch_shape = tuple(newaxis_dims), tuple(batch_shape)
+
+    def _index_array(self, components):
+        """Each component broadcast to (*batch_shape, 1), concatenated on the last axis."""
+        shape = (*self.batch_shape, 1)
+        dtype = self.index_dtype
         cols = []
-        for d, kind, value in components:
+        for _, kind, value, dims in components:
             if kind == "iota":
-                q = batch_starts[id(next(iota_items))]
-                cols.append(self._iota_column(value, batch_shape, q))
-            elif kind == "adv":
-                cols.append(self._adv_column(value, batch_shape, batch_starts["adv"], adv_shape))
+                start, stride, n = value
+                iota = ew.mul_p.bind(_const(stride, dtype), lax.iota(dtype, n))
+                iota = ew.add_p.bind(_const(start, dtype), iota)
+                cols.append(lax.broadcast_in_dim(iota, shape, (dims.batch_start,)))
+                continue
+            if isinstance(value, (int, np.ndarray)):
+                value = Array(np.asarray(value, dtype))
             else:
-                cols.append(self._scalar_column(value, batch_shape))
-        self.indices = self._concat(cols, batch_shape)
-        self.dnums = lax.GatherDimensionNumbers(
-            offset_dims=tuple(offset_dims),
-            collapsed_slice_dims=tuple(sorted(collapsed)),
-            start_index_map=tuple(d for d, _, _ in components),
-        )
+                value = lax.convert_element_type(value, dtype)
+            k = np.ndim(value)
+            end = dims.batch_start + len(dims.shape) if kind == "adv" else 0
+            cols.append(lax.broadcast_in_dim(value, shape, tuple(range(end - k, end))))
+        if not cols:
+            return Array(np.zeros((*self.batch_shape, 0), dtype))
+        return cols[0] if len(cols) == 1 else lax.concatenate(cols, len(shape) - 1)
 
     @staticmethod
     def _broadcast_adv(adv):
@@ -543,42 +603,25 @@ class _GatherPlan:
             return np.where(v < 0, v + size, v) if wrap_negative else v
         return normalize_index(value, size, wrap_negative)
 
-    def _as_index(self, value):
-        if isinstance(value, (int, np.ndarray)):
-            return Array(np.asarray(value, self.index_dtype))
-        return lax.convert_element_type(value, self.index_dtype)
 
-    def _scalar_column(self, value, batch_shape):
-        return lax.broadcast_in_dim(self._as_index(value), (*batch_shape, 1), ())
-
-    def _adv_column(self, value, batch_shape, start, adv_shape):
-        v = self._as_index(value)
-        k = np.ndim(v)
-        dims = tuple(start + len(adv_shape) - k + j for j in range(k))
-        return lax.broadcast_in_dim(v, (*batch_shape, 1), dims)
-
-    def _iota_column(self, value, batch_shape, q):
-        start, stride, n = value
-        dtype = self.index_dtype
-        iota = lax.iota(dtype, n)
-        iota = ew.mul_p.bind(Array(np.asarray(stride, dtype)[()]), iota)
-        iota = ew.add_p.bind(Array(np.asarray(start, dtype)[()]), iota)
-        return lax.broadcast_in_dim(iota, (*batch_shape, 1), (q,))
-
-    def _concat(self, cols, batch_shape):
-        if not cols:
-            return Array(np.zeros((*batch_shape, 0), self.index_dtype))
-        if len(cols) == 1:
-            return cols[0]
-        return lax.concatenate(cols, len(batch_shape))
+def _const(value, dtype):
+    return Array(np.asarray(value, dtype)[()])
 
 
 # ----------------------------------------------------------------------------------------
 # Updates: x.at[idx].set(y) and friends
 
 
-def _scatter_update(x, idx, y, scatter_op, indices_are_sorted, unique_indices, mode,
-                    wrap_negative_indices):
+def _scatter_update(
+    x,
+    idx,
+    y,
+    scatter_op,
+    indices_are_sorted,
+    unique_indices,
+    mode,
+    wrap_negative_indices,
+):
     """`x` with `x[idx] op= y` applied, as one scatter (computed in the promoted dtype
     of x and y, then cast back to x's dtype and weak type, as JAX does)."""
     x = asarray(x)
@@ -608,7 +651,10 @@ def _scatter_update(x, idx, y, scatter_op, indices_are_sorted, unique_indices, m
         scatter_dims_to_operand_dims=dn.start_index_map,
     )
     out = scatter_op(
-        operand, plan.indices, y, dnums,
+        operand,
+        plan.indices,
+        y,
+        dnums,
         indices_are_sorted=indices_are_sorted or plan.unique,
         unique_indices=unique_indices or plan.unique,
         mode=mode,
@@ -630,13 +676,16 @@ def _broadcast_to(y, shape):
             f"Incompatible shapes for broadcasting: {y_shape} and requested shape "
             f"{tuple(shape)}"
         )
-    return lax.broadcast_in_dim(y, tuple(shape), tuple(range(len(shape) - k, len(shape))))
+    return lax.broadcast_in_dim(
+        y, tuple(shape), tuple(range(len(shape) - k, len(shape)))
+    )
 
 
 def _apply_op(func):
     def op(x, indices, y, dnums, **kwargs):
-        return lax.scatter_apply(x, indices, func, dnums, update_shape=np.shape(y),
-                                 **kwargs)
+        return lax.scatter_apply(
+            x, indices, func, dnums, update_shape=np.shape(y), **kwargs
+        )
 
     return op
 
@@ -657,14 +706,40 @@ class IndexUpdateHelper:
         return f"_IndexUpdateHelper({self.array!r})"
 
 
+def _update_method(name, op, combine=None):
+    """An `IndexUpdateRef` method: the scatter `op` of `values` into `x[idx]`, or, with
+    `combine`, `combine(x, scatter op of values into ones)` (divide, power)."""
+
+    def method(
+        self,
+        values,
+        *,
+        indices_are_sorted=False,
+        unique_indices=False,
+        mode=None,
+        out_sharding=None,
+        wrap_negative_indices=True,
+    ):
+        x = self.array if combine is None else lax.full_like(self.array, 1)
+        args = (indices_are_sorted, unique_indices, mode, wrap_negative_indices)
+        out = _scatter_update(x, self.index, values, op, *args)
+        return out if combine is None else combine(self.array, out)
+
+    method.__name__ = name
+    method.__qualname__ = f"IndexUpdateRef.{name}"
+    return method
+
+
 class IndexUpdateRef:
     """`x.at[idx]`: each method returns a new array, `x` with `x[idx]` updated.
 
+    `set(v)` is `x[idx] = v`; `add`, `subtract`, `multiply` (`mul`), `divide`, `power`,
+    `min` and `max` combine `x[idx]` with `v`; `apply(f)` sets `f(x[idx])`; `get()` reads.
     `mode` says what happens to out-of-bounds indices: updates are dropped by default
     ('drop'/'fill'), or clamped ('clip'); 'promise_in_bounds' promises there are none.
     Indices are assumed neither sorted nor unique unless `indices_are_sorted` /
     `unique_indices` say so; repeated indices accumulate (`add`, `multiply`, ...) or
-    one of the writes wins (`set`).
+    one of the writes wins (`set`). Updates are cast to `x`'s dtype.
     """
 
     __slots__ = ("array", "index")
@@ -676,83 +751,50 @@ class IndexUpdateRef:
     def __repr__(self):
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
-    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            fill_value=None, out_sharding=None, wrap_negative_indices=True):
+    def get(
+        self,
+        *,
+        indices_are_sorted=False,
+        unique_indices=False,
+        mode=None,
+        fill_value=None,
+        out_sharding=None,
+        wrap_negative_indices=True,
+    ):
         """`x[idx]`, with `mode='fill'` giving `fill_value` (default NaN, or the
         integer dtype's extreme value) where the index is out of bounds."""
         return rewriting_take(
-            self.array, self.index, indices_are_sorted=indices_are_sorted,
-            unique_indices=unique_indices, mode=mode, fill_value=fill_value,
+            self.array,
+            self.index,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode=mode,
+            fill_value=fill_value,
             wrap_negative_indices=wrap_negative_indices,
         )
 
-    def _update(self, values, op, indices_are_sorted, unique_indices, mode,
-                wrap_negative_indices, array=None):
-        return _scatter_update(
-            self.array if array is None else array, self.index, values, op,
-            indices_are_sorted, unique_indices, mode, wrap_negative_indices,
-        )
-
-    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            out_sharding=None, wrap_negative_indices=True):
-        """`x[idx] = values`."""
-        return self._update(values, lax.scatter, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
-
-    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None,
-              wrap_negative_indices=True):
+    def apply(
+        self,
+        func,
+        *,
+        indices_are_sorted=False,
+        unique_indices=False,
+        mode=None,
+        wrap_negative_indices=True,
+    ):
         """`x[idx] = func(x[idx])` for a unary elementwise `func`."""
         zero = Array(np.zeros((), self.array.dtype))
-        return self._update(zero, _apply_op(func), indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
+        args = (indices_are_sorted, unique_indices, mode, wrap_negative_indices)
+        return _scatter_update(self.array, self.index, zero, _apply_op(func), *args)
 
-    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            out_sharding=None, wrap_negative_indices=True):
-        """`x[idx] += values`."""
-        return self._update(values, lax.scatter_add, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
-
-    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False,
-                 mode=None, out_sharding=None, wrap_negative_indices=True):
-        """`x[idx] -= values`."""
-        return self._update(values, lax.scatter_sub, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
-
-    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False,
-                 mode=None, out_sharding=None, wrap_negative_indices=True):
-        """`x[idx] *= values`."""
-        return self._update(values, lax.scatter_mul, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
-
-    mul = multiply
-
-    def divide(self, values, *, indices_are_sorted=False, unique_indices=False,
-               mode=None, out_sharding=None, wrap_negative_indices=True):
-        """`x[idx] /= values` (true division: integer arrays give floats)."""
-        ones = lax.full_like(self.array, 1)
-        factor = self._update(values, lax.scatter_mul, indices_are_sorted,
-                              unique_indices, mode, wrap_negative_indices, ones)
-        return ufuncs.divide(self.array, factor)
-
-    def power(self, values, *, indices_are_sorted=False, unique_indices=False,
-              mode=None, out_sharding=None, wrap_negative_indices=True):
-        """`x[idx] **= values`."""
-        ones = lax.full_like(self.array, 1)
-        exponent = self._update(values, lax.scatter_mul, indices_are_sorted,
-                                unique_indices, mode, wrap_negative_indices, ones)
-        return ufuncs.power(self.array, exponent)
-
-    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            out_sharding=None, wrap_negative_indices=True):
-        """`x[idx] = minimum(x[idx], values)`."""
-        return self._update(values, lax.scatter_min, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
-
-    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
-            out_sharding=None, wrap_negative_indices=True):
-        """`x[idx] = maximum(x[idx], values)`."""
-        return self._update(values, lax.scatter_max, indices_are_sorted, unique_indices,
-                            mode, wrap_negative_indices)
+    set = _update_method("set", lax.scatter)
+    add = _update_method("add", lax.scatter_add)
+    subtract = _update_method("subtract", lax.scatter_sub)
+    multiply = mul = _update_method("multiply", lax.scatter_mul)
+    divide = _update_method("divide", lax.scatter_mul, ufuncs.divide)
+    power = _update_method("power", lax.scatter_mul, ufuncs.power)
+    min = _update_method("min", lax.scatter_min)
+    max = _update_method("max", lax.scatter_max)
 
 
 # ----------------------------------------------------------------------------------------
@@ -771,8 +813,16 @@ def _check_integer_indices(fun_name, indices):
         )
 
 
-def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
-         indices_are_sorted=False, fill_value=None):
+def take(
+    a,
+    indices,
+    axis=None,
+    out=None,
+    mode=None,
+    unique_indices=False,
+    indices_are_sorted=False,
+    fill_value=None,
+):
     """Elements of `a` at `indices` along `axis` (flattened `a` if None).
 
     `mode`: 'fill' (the default, as in JAX: out-of-bounds indices give `fill_value`,
@@ -797,10 +847,17 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
         gather_mode = "clip"
     else:
         raise ValueError(f"Invalid mode '{mode}' for np.take")
+    if np.shape(a)[axis] == 0 and np.size(indices):
+        raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
     idx = (builtins.slice(None),) * axis + (indices,)
     return rewriting_take(
-        a, idx, indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
-        mode=gather_mode, fill_value=fill_value,
+        a,
+        idx,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=gather_mode,
+        fill_value=fill_value,
+        wrap_negative_indices=mode != "clip",
     )
 
 
@@ -839,10 +896,13 @@ def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
         n = a_shape[d] if i_shape[d] == 1 or a_shape[d] == i_shape[d] else 1
         grid_shape = [1] * ndim
         grid_shape[d] = n
-        grid = np.arange(n, dtype=np.int32) if n == a_shape[d] else np.zeros(n, np.int32)
+        grid = (
+            np.arange(n, dtype=np.int32) if n == a_shape[d] else np.zeros(n, np.int32)
+        )
         idx.append(grid.reshape(grid_shape))
-    return rewriting_take(arr, tuple(idx), mode="fill" if mode is None else mode,
-                          fill_value=fill_value)
+    return rewriting_take(
+        arr, tuple(idx), mode="fill" if mode is None else mode, fill_value=fill_value
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -876,7 +936,7 @@ def nonzero(a, *, size=None, fill_value=None):
     value = _concrete_value(a)
     if size is None:
         if value is None:
-            raise concrete_or_error(None, a, _SIZE_MESSAGE) or AssertionError
+            raise ConcretizationTypeError(a, _SIZE_MESSAGE)
         return tuple(Array(w.astype(int_dtype)) for w in np.nonzero(value))
     size = concrete_or_error(operator.index, size, _SIZE_MESSAGE)
     fills = _fill_values(fill_value, ndim)
@@ -899,8 +959,10 @@ def _fill_values(fill_value, ndim):
                 f"fill_value must be a scalar or a tuple of length {ndim}; got "
                 f"{fill_value}"
             )
-        return [concrete_or_error(np.asarray, f, "nonzero fill_value").item()
-                for f in fill_value]
+        return [
+            concrete_or_error(np.asarray, f, "nonzero fill_value").item()
+            for f in fill_value
+        ]
     value = concrete_or_error(np.asarray, fill_value, "nonzero fill_value")
     if value.ndim:
         raise ValueError(f"fill_value must be a scalar or a tuple of length {ndim}")
@@ -931,12 +993,19 @@ def _nonzero_traced(a, size, fills, int_dtype):
     target = lax.select(mask, ew.sub_p.bind(rank, one), past_end)
     target = lax.broadcast_in_dim(target, (n, 1), (0,))
     dnums = lax.ScatterDimensionNumbers(
-        update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+        update_window_dims=(),
+        inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,),
     )
     coords = np.unravel_index(np.arange(n), shape)
     return tuple(
-        lax.scatter(lax.full((size,), fill, int_dtype), target,
-                    Array(c.astype(int_dtype)), dnums, mode="drop")
+        lax.scatter(
+            lax.full((size,), fill, int_dtype),
+            target,
+            Array(c.astype(int_dtype)),
+            dnums,
+            mode="drop",
+        )
         for c, fill in zip(coords, fills)
     )
 
@@ -952,7 +1021,9 @@ def argwhere(a, *, size=None, fill_value=None):
     check_arraylike("argwhere", a)
     a = asarray(a)
     ndim = np.ndim(a)
-    parts = nonzero(a if ndim else lax.reshape(a, (1,)), size=size, fill_value=fill_value)
+    parts = nonzero(
+        a if ndim else lax.reshape(a, (1,)), size=size, fill_value=fill_value
+    )
     count = np.shape(parts[0])[0]
     if ndim == 0:
         return lax.full((count, 0), 0, parts[0].dtype)
@@ -963,7 +1034,9 @@ def argwhere(a, *, size=None, fill_value=None):
 def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     """The slices of `a` along `axis` where the 1-D `condition` is true."""
     if out is not None:
-        raise NotImplementedError("The 'out' argument to jnp.compress is not supported.")
+        raise NotImplementedError(
+            "The 'out' argument to jnp.compress is not supported."
+        )
     check_arraylike("compress", condition, a)
     condition, a = asarray(condition), asarray(a)
     if np.ndim(condition) != 1:
@@ -1000,8 +1073,10 @@ def choose(a, choices, out=None, mode="raise"):
     n = len(choices)
     if mode == "raise":
         value = concrete_or_error(
-            np.asarray, a, "The error occurred because jnp.choose was jit-compiled "
-            "with mode='raise'. Use mode='wrap' or mode='clip' instead."
+            np.asarray,
+            a,
+            "The error occurred because jnp.choose was jit-compiled "
+            "with mode='raise'. Use mode='wrap' or mode='clip' instead.",
         )
         if np.any((value < 0) | (value >= n)):
             raise ValueError("invalid entry in choice array")
