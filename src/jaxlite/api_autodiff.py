@@ -219,6 +219,29 @@ def _check_scalar(out):
         )
 
 
+def _argnums_partial(fun, args, kwargs, argnums, allow_int):
+    """`(partial_fun, diff_args)`: `fun` as a function of `args[argnums]` only, with the
+    other arguments fixed; the differentiated arguments are checked."""
+    for a in argnums:
+        if a >= len(args):
+            raise TypeError(
+                f"differentiating with respect to argnums={argnums} requires at least "
+                f"{max(argnums) + 1} positional arguments to be passed by the "
+                f"caller, but got only {len(args)} positional arguments."
+            )
+    diff_args = tuple(args[a] for a in argnums)
+    for leaf in tree_util.tree_leaves(diff_args):
+        _check_grad_input(leaf, allow_int)
+
+    def partial_fun(*diff):
+        full = list(args)
+        for a, d in zip(argnums, diff):
+            full[a] = d
+        return fun(*full, **kwargs)
+
+    return partial_fun, diff_args
+
+
 def value_and_grad(
     fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()
 ):
@@ -228,22 +251,9 @@ def value_and_grad(
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
-        for a in argnums_t:
-            if a >= len(args):
-                raise TypeError(
-                    f"differentiating with respect to argnums={argnums} requires at least "
-                    f"{max(argnums_t) + 1} positional arguments to be passed by the "
-                    f"caller, but got only {len(args)} positional arguments."
-                )
-        diff_args = tuple(args[a] for a in argnums_t)
-        for leaf in tree_util.tree_leaves(diff_args):
-            _check_grad_input(leaf, allow_int)
-
-        def partial_fun(*diff):
-            full = list(args)
-            for a, d in zip(argnums_t, diff):
-                full[a] = d
-            return fun(*full, **kwargs)
+        partial_fun, diff_args = _argnums_partial(
+            fun, args, kwargs, argnums_t, allow_int
+        )
 
         if has_aux:
             out, f_vjp, aux = vjp(partial_fun, *diff_args, has_aux=True)
@@ -307,17 +317,9 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
 
     def jacfun(*args, **kwargs):
-        diff_args = tuple(args[a] for a in argnums_t)
+        partial_fun, diff_args = _argnums_partial(fun, args, kwargs, argnums_t, False)
         d_leaves, d_tree = tree_util.tree_flatten(diff_args)
         d_leaves = [_as_value(x) for x in d_leaves]
-        for leaf in d_leaves:
-            _check_grad_input(leaf, False)
-
-        def partial_fun(*diff):
-            full = list(args)
-            for a, d in zip(argnums_t, diff):
-                full[a] = d
-            return fun(*full, **kwargs)
 
         basis, total = _std_basis(d_leaves)
 
@@ -374,15 +376,9 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
 
     def jacfun(*args, **kwargs):
-        diff_args = tuple(args[a] for a in argnums_t)
-        for leaf in tree_util.tree_leaves(diff_args):
-            _check_grad_input(leaf, allow_int)
-
-        def partial_fun(*diff):
-            full = list(args)
-            for a, d in zip(argnums_t, diff):
-                full[a] = d
-            return fun(*full, **kwargs)
+        partial_fun, diff_args = _argnums_partial(
+            fun, args, kwargs, argnums_t, allow_int
+        )
 
         if has_aux:
             out, f_vjp, aux = vjp(partial_fun, *diff_args, has_aux=True)
