@@ -6,6 +6,11 @@ callbacks as nearly free operations. `import jaxlite as jax` runs JAX code uncha
 
 from jaxlite import config as _config_module
 from jaxlite.config import config, disable_jit, enable_x64
+
+# `jaxlite.debug_nans` / `debug_infs` are the context managers, as in JAX; importing
+# them from the module of the same name first keeps a later import of that module
+# from rebinding the names (reach the module with importlib, as for `config`).
+from jaxlite.debug_nans import debug_infs, debug_nans
 from jaxlite.core import Array
 from jaxlite.api import (
     ShapeDtypeStruct,
@@ -38,6 +43,7 @@ from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp
 from jaxlite import ad_checkpoint, dtypes, errors, lax, numpy, tree, tree_util
 from jaxlite.lax.callbacks import effects_barrier, pure_callback
 from jaxlite import debug, experimental
+from jaxlite import random
 
 jacobian = jacrev
 
@@ -53,6 +59,8 @@ __all__ = [
     "remat",
     "custom_jvp",
     "custom_vjp",
+    "debug_infs",
+    "debug_nans",
     "grad",
     "hessian",
     "jacfwd",
@@ -84,6 +92,7 @@ __all__ = [
     "local_devices",
     "make_jaxpr",
     "numpy",
+    "random",
     "tree_util",
 ]
 

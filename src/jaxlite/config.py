@@ -6,7 +6,9 @@ and environment variables so that `jax.config.update("jax_enable_x64", True)` an
 `JAX_ENABLE_X64=1` mean the same thing here.
 
 The options most often read on the hot path are mirrored as plain attributes
-(`config.x64_enabled`, `config.debug_nans`, `config.disable_jit`, ...), and
+(`config.x64_enabled`, `config.debug_nans`, `config.disable_jit`, ...; two combined
+ones, `debug_checks` = NaN or inf checking and `jit_slow_path` = that or
+`disable_jit`, let a hot path test one bool), and
 `config.trace_context` is a hashable tuple of every option that changes what a
 trace produces, so `jit` can put it straight into its cache key. Both are
 recomputed on every `update`, after which registered listeners run (the dtypes
@@ -149,6 +151,9 @@ class Config:
         self.debug_nans = values["jax_debug_nans"]
         self.debug_infs = values["jax_debug_infs"]
         self.disable_jit = values["jax_disable_jit"]
+        # debug_nans hook: one bool each for the hot paths (jaxlite.debug_nans).
+        self.debug_checks = self.debug_nans or self.debug_infs
+        self.jit_slow_path = self.disable_jit or self.debug_checks
         self.trace_context = tuple(values[name] for name in _TRACE_OPTIONS)
 
     def _unknown(self, name):
@@ -213,9 +218,40 @@ def _temporarily(name, value):
         config.update(name, previous)
 
 
-def enable_x64(new_val=True):
-    """Context manager that turns 64-bit types on (or off) inside its block."""
-    return _temporarily("jax_enable_x64", new_val)
+class State:
+    """A boolean option as JAX exposes it at top level (`jax.debug_nans`,
+    `jax.enable_x64`): `.value` reads it, calling it gives a context manager
+    that sets it inside its block (to True when called without an argument)."""
+
+    def __init__(self, name, doc):
+        self.name = name
+        self.__doc__ = doc
+
+    @property
+    def value(self):
+        return config.read(self.name)
+
+    def __call__(self, new_val=True):
+        return _temporarily(self.name, new_val)
+
+    def __repr__(self):
+        return f"<jaxlite config state {self.name}={self.value!r}>"
+
+
+enable_x64 = State(
+    "jax_enable_x64",
+    "64-bit types: `with enable_x64():` turns them on (or off) inside its block.",
+)
+debug_nans = State(
+    "jax_debug_nans",
+    "NaN checking: `with debug_nans(True):` raises FloatingPointError where a NaN "
+    "is produced inside its block (see jaxlite.debug_nans).",
+)
+debug_infs = State(
+    "jax_debug_infs",
+    "Inf checking: `with debug_infs(True):` raises FloatingPointError where an "
+    "inf is produced inside its block (see jaxlite.debug_nans).",
+)
 
 
 def disable_jit(disable=True):

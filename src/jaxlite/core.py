@@ -183,6 +183,10 @@ class EvalTrace(Trace):
     the input avals (so a bad dtype or shape raises the same error eagerly), and it also
     gives the outputs' weak types. Its answers are cached per (primitive, params, input
     avals), which keeps eager dispatch to a dictionary lookup around the NumPy call.
+
+    debug_nans hook: while jax_debug_nans or jax_debug_infs is on, `jaxlite.debug_nans`
+    replaces `process_primitive` with a version that checks the outputs (a config
+    listener swaps it in and out, so this method itself never checks).
     """
 
     def process_primitive(self, prim, args, params):

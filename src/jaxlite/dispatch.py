@@ -33,6 +33,7 @@ from jaxlite.core import (
     impl_rules,
     pp_call_primitives,
 )
+from jaxlite.debug_nans import call_primitives, check_jit_outputs
 from jaxlite.errors import UnexpectedTracerError
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
@@ -60,6 +61,7 @@ impl_rules[jit_p] = _jit_impl
 abstract_eval_rules[jit_p] = _jit_abstract
 lowering_rules[jit_p] = _jit_lowering
 pp_call_primitives.add(jit_p)
+call_primitives.add(jit_p)  # debug_nans: re-run equation by equation on a NaN
 ad.jvp_rules[jit_p] = ad.jvp_of_jaxpr_rule
 batching.batch_rules[jit_p] = batching.batch_jaxpr_rule(jit_p)
 
@@ -174,8 +176,8 @@ class JitFunction:
     # -- the hot path -----------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if config.disable_jit:
-            return self.fun(*args, **kwargs)
+        if config.jit_slow_path:  # disable_jit or debug_nans/infs: see _call_debug
+            return self._call_debug(args, kwargs)
         if not kwargs and _state.trace is eval_trace:
             # Fast path: positional Array arguments whose signature was seen before.
             vals = []
@@ -203,6 +205,23 @@ class JitFunction:
             outs = [Array(o, w) for o, w in zip(outs, out_weak)]
         else:
             outs = jit_p.bind(*leaves, name=self._name, jaxpr=closed)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    # debug_nans hook: the call path while jax_disable_jit, jax_debug_nans or
+    # jax_debug_infs is on, kept off the hot path above.
+    def _call_debug(self, args, kwargs):
+        """Run the Python function (disable_jit), or the compiled call with its
+        outputs checked for NaN/inf (see `jaxlite.debug_nans`)."""
+        if config.disable_jit:
+            return self.fun(*args, **kwargs)
+        leaves, entry = self._lookup(args, kwargs)
+        closed, exe, out_tree, out_weak = entry
+        if _state.trace is not eval_trace:
+            outs = jit_p.bind(*leaves, name=self._name, jaxpr=closed)
+            return tree_util.tree_unflatten(out_tree, outs)
+        vals = exe(*map(_to_numpy, leaves))
+        check_jit_outputs(self.fun, self._name, args, kwargs, vals)
+        outs = [Array(o, w) for o, w in zip(vals, out_weak)]
         return tree_util.tree_unflatten(out_tree, outs)
 
     def _lookup(self, args, kwargs):

@@ -40,7 +40,9 @@ class Example:
 
     `expected` is what the seed prints ("" when it prints nothing). `setup` is code the
     seed ran in a cell this tour does not run yet (it runs silently before `source`).
-    A `standalone` example runs in a fresh Python process.
+    A `standalone` example runs in a fresh Python process, with the environment
+    variables `env` (pairs) set. `note` says how `expected` differs in form from the
+    seed's text, where it does beyond whitespace.
     """
 
     title: str
@@ -48,6 +50,8 @@ class Example:
     expected: str = ""
     setup: str = ""
     standalone: bool = False
+    env: tuple = ()
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,8 @@ class Page:
 
 
 # ----------------------------------------------------------------------------------------
-# 002: "Sharp bits" (Chinese), the examples the core of jaxlite covers. The imports cell
-# leaves out `from jax import random` until jaxlite.random exists; the PRNG work adds it
-# back together with the float64 examples that use it.
+# 002: "Sharp bits" (Chinese): every code example of the page except the
+# "iterators in control-flow primitives" cell and the `%xmode Minimal` IPython magic.
 
 SHARP_BITS = Page(
     "002 · 🔪 JAX - 难点 🔪 (Sharp bits)",
@@ -70,6 +73,7 @@ SHARP_BITS = Page(
 import numpy as np
 from jax import jit
 from jax import lax
+from jax import random
 import jax
 import jax.numpy as jnp
 """,
@@ -362,6 +366,64 @@ print(nansum_2(x))
 """,
             "10.0\n",
         ),
+        # The seed ran the two NaN cells in an IPython session started with
+        # JAX_DEBUG_NANS=True and shows the full tracebacks of an older JAX (ending in
+        # `FloatingPointError: invalid value`). The tour shows an exception as its last
+        # line; the message and the de-optimization line are JAX 0.10.2's, which
+        # names the primitive (`div`). jnp.divide is not itself jitted in jaxlite, so
+        # the first cell prints no de-optimization line (0.10.2 prints one).
+        Example(
+            "NaNs · Debugging NaNs · jnp.divide(0., 0.) with JAX_DEBUG_NANS=True",
+            """\
+import jax.numpy as jnp
+jnp.divide(0., 0.)
+""",
+            "FloatingPointError: invalid value (nan) encountered in div\n",
+            standalone=True,
+            env=(("JAX_DEBUG_NANS", "True"),),
+            note="the seed shows the whole traceback; here its last line, worded as "
+            "in JAX 0.10.2",
+        ),
+        Example(
+            "NaNs · Debugging NaNs · NaN inside a jit function",
+            """\
+from jax import jit
+
+@jit
+def f(x, y):
+    a = x * y
+    b = (x + y) / (x - y)
+    c = a + 2
+    return a + b * c
+
+x = jnp.array([2., 0.])
+y = jnp.array([3., 0.])
+f(x, y)
+""",
+            """\
+Invalid nan value encountered in the output of a jax.jit function. Calling the de-optimized version.
+FloatingPointError: invalid value (nan) encountered in div
+""",
+            setup="import jax.numpy as jnp\n",  # the previous cell of the session
+            standalone=True,
+            env=(("JAX_DEBUG_NANS", "True"),),
+            note="the seed shows the traceback, which points at "
+            "`b = (x + y) / (x - y)`; here its last line, worded as in JAX 0.10.2",
+        ),
+        Example(
+            "Double (64-bit) precision · float64 requested without x64",
+            """\
+x = random.uniform(random.key(0), (1000,), dtype=jnp.float64)
+x.dtype
+""",
+            "UserWarning: Explicitly requested dtype float64 is not available, and will "
+            "be truncated to dtype float32. To enable more dtypes, set the jax_enable_x64 "
+            "configuration option or the JAX_ENABLE_X64 shell environment variable. See "
+            "https://github.com/jax-ml/jax#current-gotchas for more.\n"
+            "dtype('float32')\n",
+            note="the seed's older JAX names the dtype <class 'jax.numpy.float64'>; "
+            "JAX 0.10.2 says float64",
+        ),
         Example(
             "Double (64-bit) precision · enable x64 with jax.config.update",
             """\
@@ -388,6 +450,20 @@ if __name__ == '__main__':
     jax.config.parse_flags_with_absl()
 """,
             standalone=True,
+        ),
+        Example(
+            "Double (64-bit) precision · confirm x64 is enabled",
+            """\
+import jax
+import jax.numpy as jnp
+from jax import random
+
+jax.config.update("jax_enable_x64", True)
+
+x = random.uniform(random.key(0), (1000,), dtype=jnp.float64)
+x.dtype  # --> dtype('float64')
+""",
+            standalone=True,  # a script, as the seed's cell: it displays nothing
         ),
         Example(
             "Miscellaneous divergences from NumPy · unsafe cast to uint8 — NumPy",
@@ -475,6 +551,12 @@ def run_example(example: Example, namespace: dict) -> str:
 
 def _run_standalone(example: Example) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    env.update(example.env)
+    # The fresh process imports the same jaxlite as this one.
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_root, env.get("PYTHONPATH")) if p
+    )
     proc = subprocess.run(
         [sys.executable, "-c", to_jaxlite(example.setup + example.source)],
         capture_output=True,
@@ -530,12 +612,16 @@ def main(argv=None) -> int:
             matched += ok
             print(f"\n--- {example.title} " + "-" * max(3, 83 - len(example.title)))
             if example.standalone:
-                print("(runs in a fresh Python process)")
+                env = " ".join(f"{k}={v}" for k, v in example.env)
+                where = f" with {env}" if env else ""
+                print(f"(runs in a fresh Python process{where})")
             print(_indent(example.source, "    "), end="")
             print("prints:" if output.strip() else "prints nothing.")
             if output.strip():
                 print(_indent(output, "  | "), end="")
-            if ok:
+            if ok and example.note:
+                print(f"[as in the seed, up to form: {example.note}]")
+            elif ok:
                 print("[as in the seed]")
             else:
                 print("[DIFFERS from the seed, which prints:]")
