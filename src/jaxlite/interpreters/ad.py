@@ -394,9 +394,13 @@ def linearize_flat(fun, primals):
     parent = current_trace()
     tangent_trace = DynamicJaxprTrace()
     lin_trace = LinearizeTrace(parent, tangent_trace)
-    tangents = [tangent_trace.new_arg(tangent_aval(get_aval(p))) for p in primals]
+    tangents = []
+    for p in primals:
+        t_aval = tangent_aval(get_aval(p))
+        t = tangent_trace.new_arg(t_aval)  # every primal has an input of the linear map
+        tangents.append(Zero(t_aval) if t_aval.dtype == dtypes.float0 else t)
     jvp_trace = JVPTrace(lin_trace)
-    tracers = [JVPTracer(jvp_trace, p, t) for p, t in zip(primals, tangents)]
+    tracers = [jvp_trace.lift(p, t) for p, t in zip(primals, tangents)]
     try:
         with set_current_trace(jvp_trace):
             outs = fun(*tracers)

@@ -82,12 +82,21 @@ def _round_half_away(x):
     return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(x.dtype)
 
 
-def _vectorize_math(fn):
-    ufunc = np.frompyfunc(fn, 1, 1)
+def _vectorize_math(fn, pole=None):
+    """Vectorise a `math` function; `pole(x)` gives the value where it raises."""
+
+    def safe(v):
+        try:
+            return fn(v)
+        except (ValueError, OverflowError):
+            return pole(v) if pole is not None else np.nan
+
+    ufunc = np.frompyfunc(safe, 1, 1)
 
     def apply(x):
         x = np.asarray(x)
-        return ufunc(x.astype(np.float64)).astype(x.dtype)[()]
+        out = np.asarray(ufunc(x.astype(np.float64)), dtype=np.float64)
+        return out.astype(x.dtype)[()]
 
     return apply
 
@@ -234,7 +243,7 @@ _UNARY = [
     ("erf_inv", _erf_inv, FLOAT, None, _d_erf_inv),
     (
         "lgamma",
-        _vectorize_math(math.lgamma),
+        _vectorize_math(math.lgamma, pole=lambda v: np.inf),
         FLOAT,
         None,
         lambda t, y, x: mul(t, digamma(x)),
@@ -433,18 +442,21 @@ def _pow(x, y):
 
 
 def _shift_right_logical(x, y):
-    x = np.asarray(x)
-    udtype = np.dtype(f"uint{x.dtype.itemsize * 8}")
+    x, y = np.asarray(x), np.asarray(y)
     bits = x.dtype.itemsize * 8
-    shifted = np.right_shift(x.view(udtype), np.asarray(y).astype(udtype))
-    return np.where(np.asarray(y) >= bits, 0, shifted).astype(udtype).view(x.dtype)[()]
+    udtype = np.dtype(f"uint{bits}")
+    if np.issubdtype(x.dtype, np.unsignedinteger) and y.ndim == 0 and 0 <= y < bits:
+        return np.right_shift(x, y)  # the common case: a constant, in-range shift
+    shifted = np.right_shift(x.view(udtype), y.astype(udtype))
+    return np.where(y >= bits, 0, shifted).astype(udtype).view(x.dtype)[()]
 
 
 def _shift_left(x, y):
-    bits = np.asarray(x).dtype.itemsize * 8
-    return np.where(np.asarray(y) >= bits, 0, np.left_shift(x, y)).astype(
-        np.asarray(x).dtype
-    )[()]
+    x, y = np.asarray(x), np.asarray(y)
+    bits = x.dtype.itemsize * 8
+    if y.ndim == 0 and 0 <= y < bits:
+        return np.left_shift(x, y)
+    return np.where(y >= bits, 0, np.left_shift(x, y)).astype(x.dtype)[()]
 
 
 def _shift_right_arithmetic(x, y):

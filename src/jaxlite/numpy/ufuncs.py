@@ -565,19 +565,13 @@ def signbit(x, /):
 
 def copysign(x1, x2, /):
     x1, x2 = promote_args_inexact("copysign", x1, x2)
-    x2_neg = lax.select(ew.ne_p.bind(x2, x2), less(x2, 0), _sign_bit_of(x2))
     mag = absolute(x1)
-    return lax.select(x2_neg, negative(mag), mag)
+    return where(_sign_bit_of(x2), negative(mag), mag)
 
 
 def _sign_bit_of(x):
     # Distinguishes -0.0 from 0.0: 1/x is -inf for -0.0.
-    zero = lax.convert_element_type(0, x.dtype)
-    is_zero = equal(x, zero)
-    inv = ew.div_p.bind(
-        lax.convert_element_type(1, x.dtype), lax.select(is_zero, x, zero)
-    )
-    return lax.select(is_zero, less(inv, zero), less(x, zero))
+    return logical_or(less(x, 0), logical_and(equal(x, 0), less(true_divide(1, x), 0)))
 
 
 def heaviside(x1, x2, /):
