@@ -12,6 +12,7 @@ from jaxlite.lax.elementwise import (  # noqa: F401
 from jaxlite.lax.reductions import *  # noqa: F403
 from jaxlite.lax.structural import *  # noqa: F403
 from jaxlite.lax.indexing import *  # noqa: F403
+from jaxlite.lax.scatter import *  # noqa: F403
 from jaxlite.lax.linalg import *  # noqa: F403
 from jaxlite.lax.sorting import *  # noqa: F403
 from jaxlite.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401

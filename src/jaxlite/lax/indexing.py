@@ -1,29 +1,34 @@
-"""Indexing primitives: static and dynamic slices, gather and the scatter family.
+"""Indexing primitives: static and dynamic slices and gather (the scatter family, which
+transposes gather, lives in `lax/scatter.py`).
 
 These are XLA's indexing operations with JAX's names, parameters and printed form, so that
-`x[1:3]`, `x[i]` and `x.at[idx].add(y)` stage as the same jaxprs they do in JAX. Every
+`x[1:3]`, `x[i]` and `x[idx]` stage as the same jaxprs they do in JAX. Every
 out-of-bounds rule is XLA's, because jnp's indexing semantics are defined by them:
 
 - `dynamic_slice` and `dynamic_update_slice` clamp their start indices so the window
   stays inside the operand (`x[11]` of ten elements reads the last one);
 - `gather` clamps too (CLIP, and PROMISE_IN_BOUNDS, which runs as CLIP here) or, in
-  FILL_OR_DROP mode, returns `fill_value` for every window that is not fully inside;
-- `scatter*` drops every update window that is not fully inside (FILL_OR_DROP, JAX's
-  default for scatters, and PROMISE_IN_BOUNDS) or clamps it (CLIP). Repeated indices
-  accumulate in order, so `scatter-add` behaves like `np.add.at`.
+  FILL_OR_DROP mode, returns `fill_value` for every window that is not fully inside.
 
-Gather and scatter are written once, in general form (index vector in the last dimension
-of the indices, offset/window dimensions, operand batching dimensions), on NumPy fancy
-indexing; the common ones, which pick or update whole sub-arrays, have fast paths. Each
-primitive's rule functions are followed by one registration block; derivative and
-batching rules join those blocks when their interpreters need them.
+Gather is written once, in general form (index vector in the last dimension of the
+indices, offset/window dimensions, operand batching dimensions), on NumPy fancy
+indexing; the common one, which picks whole sub-arrays, has a fast path.
+
+Derivatives. Each primitive is linear in its operand (the indices are integers), so
+its JVP applies it to the tangent and its transpose puts the cotangent back where the
+elements came from: `slice` pads, `dynamic_slice` writes into zeros with
+`dynamic_update_slice`, `gather` scatter-adds (repeated indices accumulate) in the
+gather's mode, so clipped windows send their cotangent to the clipped position and
+dropped ones send none. Batching moves the batch axis to the front and makes it one
+more dimension of the window (batched operand) or of the indices (batched indices,
+which turns dynamic slices into gathers and scatters), or an operand batching
+dimension when both are batched.
 """
 
 from __future__ import annotations
 
 import builtins
 import enum
-import functools
 import operator
 from typing import NamedTuple
 
@@ -37,17 +42,23 @@ from jaxlite.core import (
     ShapedArray,
     Tracer,
     abstract_eval_rules,
-    eval_jaxpr,
-    eval_trace,
     find_cur_trace_is_eval,
     impl_rules,
     no_effects,
-    set_current_trace,
     weak_type_rules,
 )
+from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters.batching import not_mapped
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax.constructors import full
-from jaxlite.lax.structural import canonicalize_shape, operand, squeeze
+from jaxlite.lax.structural import (
+    broadcast_in_dim,
+    canonicalize_shape,
+    concatenate,
+    operand,
+    pad,
+    squeeze,
+)
 from jaxlite.util import canonicalize_axis
 
 __all__ = [
@@ -65,19 +76,6 @@ __all__ = [
     "gather",
     "gather_p",
     "index_in_dim",
-    "scatter",
-    "scatter_add",
-    "scatter_add_p",
-    "scatter_apply",
-    "scatter_max",
-    "scatter_max_p",
-    "scatter_min",
-    "scatter_min_p",
-    "scatter_mul",
-    "scatter_mul_p",
-    "scatter_p",
-    "scatter_sub",
-    "scatter_sub_p",
     "slice",
     "slice_in_dim",
     "slice_p",
@@ -154,10 +152,44 @@ def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
     return f"{x}[{', '.join(parts)},]" if parts else f"{x}[()]"
 
 
+def _zero_scalar(dtype):
+    return np.zeros((), np.dtype(dtype))[()]
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+    # Pad the cotangent back: `start` zeros before, the rest after, `stride - 1` between.
+    if type(ct) is ad.Zero:
+        return [None]
+    shape = x.aval.shape
+    strides = strides or (1,) * len(shape)
+    config = []
+    for lo, n, m, st in zip(start_indices, shape, np.shape(ct), strides):
+        last = lo + (m - 1) * st + 1 if m else lo
+        config.append((lo, n - last, st - 1))
+    return [pad(ct, _zero_scalar(ct.dtype), config)]
+
+
+def _slice_batch(axis_size, vals, dims, *, start_indices, limit_indices, strides):
+    (x,), (bdim,) = vals, dims
+    starts, limits = list(start_indices), list(limit_indices)
+    starts.insert(bdim, 0)
+    limits.insert(bdim, np.shape(x)[bdim])
+    if strides is not None:
+        strides = list(strides)
+        strides.insert(bdim, 1)
+        strides = tuple(strides)
+    out = slice_p.bind(
+        x, limit_indices=tuple(limits), start_indices=tuple(starts), strides=strides
+    )
+    return [out], [bdim]
+
+
 slice_p = Primitive("slice")
 impl_rules[slice_p] = _slice_impl
 abstract_eval_rules[slice_p] = _slice_abstract
 lowering_rules[slice_p] = _slice_lowering
+ad.deflinear(slice_p, _slice_transpose)
+batching.batch_rules[slice_p] = _slice_batch
 
 
 def slice(operand_, start_indices, limit_indices, strides=None):  # noqa: A001
@@ -260,10 +292,75 @@ def _dynamic_slice_abstract(x, *starts, slice_sizes):
     return [ShapedArray(slice_sizes, x.dtype, x.weak_type)], no_effects
 
 
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    x, *starts = primals
+    out = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
+    t = tangents[0]
+    if type(t) is ad.Zero:
+        return [out], [ad.Zero.from_primal_value(out)]
+    return [out], [dynamic_slice_p.bind(t, *starts, slice_sizes=slice_sizes)]
+
+
+def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
+    # The cotangent goes back into the (clamped) window; zeros elsewhere.
+    assert not any(ad.is_undefined(s) for s in starts)
+    cts = [None] * (1 + len(starts))
+    if type(ct) is ad.Zero:
+        return cts
+    zeros = full(x.aval.shape, 0, x.aval.dtype)
+    cts[0] = dynamic_update_slice_p.bind(zeros, ct, *starts)
+    return cts
+
+
+def _start_indices_dtype(starts):
+    return np.dtype(starts[0].dtype) if starts else np.dtype(np.int32)
+
+
+def _stacked_starts(starts, dims, axis_size):
+    """The scalar start operands, some batched, as one index array (batch, ndim)."""
+    columns = []
+    for s, d in zip(starts, dims):
+        kept = () if d is not_mapped else (0,)
+        columns.append(broadcast_in_dim(s, (axis_size, 1), kept))
+    return concatenate(columns, 1)
+
+
+def _dynamic_slice_batch(axis_size, vals, dims, *, slice_sizes):
+    x, *starts = vals
+    x_dim, *start_dims = dims
+    if all(d is not_mapped for d in start_dims):
+        # Only the operand is batched: the window covers the whole batch axis.
+        starts.insert(x_dim, _index_const(0, _start_indices_dtype(starts)))
+        sizes = list(slice_sizes)
+        sizes.insert(x_dim, axis_size)
+        out = dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes))
+        return [out], [x_dim]
+    # Batched starts: one window per batch element is a gather (clamped as here).
+    dims_all = tuple(range(len(slice_sizes)))
+    dnums = GatherDimensionNumbers(
+        offset_dims=dims_all, collapsed_slice_dims=(), start_index_map=dims_all
+    )
+    index = _stacked_starts(starts, start_dims, axis_size)
+    return _gather_batch(
+        axis_size,
+        [x, index],
+        [x_dim, 0],
+        dimension_numbers=dnums,
+        fill_value=None,
+        indices_are_sorted=True,
+        mode=GatherScatterMode.CLIP,
+        slice_sizes=slice_sizes,
+        unique_indices=True,
+    )
+
+
 dynamic_slice_p = Primitive("dynamic_slice")
 impl_rules[dynamic_slice_p] = _dynamic_slice_impl
 abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_abstract
 weak_type_rules[dynamic_slice_p] = _argnum0_weak
+ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
+ad.transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
+batching.batch_rules[dynamic_slice_p] = _dynamic_slice_batch
 
 
 def _dynamic_update_slice_impl(x, update, *starts):
@@ -295,9 +392,68 @@ def _dynamic_update_slice_abstract(x, update, *starts):
     return [ShapedArray(x.shape, x.dtype, weak)], no_effects
 
 
+def _dynamic_update_slice_jvp(primals, tangents):
+    x, update, *starts = primals
+    t_x, t_update = tangents[:2]
+    out = dynamic_update_slice_p.bind(x, update, *starts)
+    if type(t_x) is ad.Zero and type(t_update) is ad.Zero:
+        return [out], [ad.Zero.from_primal_value(out)]
+    t_x, t_update = ad.instantiate(t_x), ad.instantiate(t_update)
+    return [out], [dynamic_update_slice_p.bind(t_x, t_update, *starts)]
+
+
+def _dynamic_update_slice_transpose(ct, x, update, *starts):
+    # The operand's cotangent is ct with the window zeroed; the update's is the window.
+    assert not any(ad.is_undefined(s) for s in starts)
+    cts = [None] * (2 + len(starts))
+    if type(ct) is ad.Zero:
+        return cts
+    update_shape = update.aval.shape if ad.is_undefined(update) else np.shape(update)
+    if ad.is_undefined(x):
+        zeros = full(update_shape, 0, ct.dtype)
+        cts[0] = dynamic_update_slice_p.bind(ct, zeros, *starts)
+    if ad.is_undefined(update):
+        cts[1] = dynamic_slice_p.bind(ct, *starts, slice_sizes=update_shape)
+    return cts
+
+
+def _dynamic_update_slice_batch(axis_size, vals, dims):
+    x, update, *starts = vals
+    x_dim, update_dim, *start_dims = dims
+    if all(d is not_mapped for d in start_dims):
+        x = batching.bdim_at_front(x, x_dim, axis_size)
+        update = batching.bdim_at_front(update, update_dim, axis_size)
+        zero = _index_const(0, _start_indices_dtype(starts))
+        return [dynamic_update_slice_p.bind(x, update, zero, *starts)], [0]
+    # Batched starts: one window per batch element is a scatter (clamped as here).
+    from jaxlite.lax.scatter import scatter_batch_rule, scatter_p
+
+    dims_all = tuple(range(len(starts)))
+    dnums = ScatterDimensionNumbers(
+        update_window_dims=dims_all,
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=dims_all,
+    )
+    index = _stacked_starts(starts, start_dims, axis_size)
+    return scatter_batch_rule(scatter_p)(
+        axis_size,
+        [x, index, update],
+        [x_dim, 0, update_dim],
+        dimension_numbers=dnums,
+        indices_are_sorted=True,
+        mode=GatherScatterMode.CLIP,
+        unique_indices=True,
+        update_consts=(),
+        update_jaxpr=None,
+    )
+
+
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
 impl_rules[dynamic_update_slice_p] = _dynamic_update_slice_impl
 abstract_eval_rules[dynamic_update_slice_p] = _dynamic_update_slice_abstract
+ad.jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
+ad.transpose_rules[dynamic_update_slice_p] = _dynamic_update_slice_transpose
+batching.batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
 
 
 def _index_const(value, dtype):
@@ -736,10 +892,130 @@ def _check_batching(op, x, indices, operand_bdims, indices_bdims, indices_name):
         )
 
 
+def _gather_jvp(primals, tangents, **params):
+    x, indices = primals
+    out = gather_p.bind(x, indices, **params)
+    t = tangents[0]
+    if type(t) is ad.Zero:
+        return [out], [ad.Zero.from_primal_value(out)]
+    if params["mode"] is GatherScatterMode.FILL_OR_DROP:
+        params = dict(params, fill_value=0)
+    return [out], [gather_p.bind(t, indices, **params)]
+
+
+def _gather_transpose(
+    ct,
+    x,
+    indices,
+    *,
+    dimension_numbers,
+    fill_value,
+    indices_are_sorted,
+    mode,
+    slice_sizes,
+    unique_indices,
+):
+    # Every window's cotangent is added back where the window was read, in the same
+    # mode: clipped windows at their clipped start, dropped (filled) ones nowhere.
+    assert not ad.is_undefined(indices)
+    if type(ct) is ad.Zero:
+        return [None, None]
+    from jaxlite.lax.scatter import scatter_add
+
+    dn = dimension_numbers
+    scatter_dnums = ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims,
+        inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims,
+    )
+    zeros = full(x.aval.shape, 0, ct.dtype)
+    out = scatter_add(
+        zeros,
+        indices,
+        ct,
+        scatter_dnums,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=mode,
+    )
+    return [out, None]
+
+
+def _shifted(dims, by=1):
+    return tuple(d + by for d in dims)
+
+
+def _gather_batch(
+    axis_size,
+    vals,
+    dims,
+    *,
+    dimension_numbers,
+    fill_value,
+    indices_are_sorted,
+    mode,
+    slice_sizes,
+    unique_indices,
+):
+    x, indices = vals
+    x_dim, indices_dim = dims
+    dn = dimension_numbers
+    if indices_dim is not_mapped:
+        # The batch axis is one more window dimension, taken whole.
+        x = batching.moveaxis(x, x_dim, 0)
+        dnums = GatherDimensionNumbers(
+            offset_dims=(0, *_shifted(dn.offset_dims)),
+            collapsed_slice_dims=_shifted(dn.collapsed_slice_dims),
+            start_index_map=_shifted(dn.start_index_map),
+            operand_batching_dims=_shifted(dn.operand_batching_dims),
+            start_indices_batching_dims=dn.start_indices_batching_dims,
+        )
+        sizes = (np.shape(x)[0], *slice_sizes)
+    elif x_dim is not_mapped:
+        # The batch axis is one more (leading) batch dimension of the indices.
+        indices = batching.moveaxis(indices, indices_dim, 0)
+        dnums = dn._replace(
+            offset_dims=_shifted(dn.offset_dims),
+            start_indices_batching_dims=_shifted(dn.start_indices_batching_dims),
+        )
+        sizes = slice_sizes
+    else:
+        # Element b of the batch reads operand b: an operand batching dimension.
+        x = batching.moveaxis(x, x_dim, 0)
+        indices = batching.moveaxis(indices, indices_dim, 0)
+        dnums = GatherDimensionNumbers(
+            offset_dims=_shifted(dn.offset_dims),
+            collapsed_slice_dims=_shifted(dn.collapsed_slice_dims),
+            start_index_map=_shifted(dn.start_index_map),
+            operand_batching_dims=(0, *_shifted(dn.operand_batching_dims)),
+            start_indices_batching_dims=(
+                0,
+                *_shifted(dn.start_indices_batching_dims),
+            ),
+        )
+        sizes = (1, *slice_sizes)
+    out = gather_p.bind(
+        x,
+        indices,
+        dimension_numbers=dnums,
+        fill_value=fill_value,
+        indices_are_sorted=indices_are_sorted,
+        mode=mode,
+        slice_sizes=sizes,
+        unique_indices=unique_indices,
+    )
+    return [out], [0]
+
+
 gather_p = Primitive("gather")
 impl_rules[gather_p] = _gather_impl
 abstract_eval_rules[gather_p] = _gather_abstract
 weak_type_rules[gather_p] = _argnum0_weak
+ad.jvp_rules[gather_p] = _gather_jvp
+ad.transpose_rules[gather_p] = _gather_transpose
+batching.batch_rules[gather_p] = _gather_batch
 
 
 def gather(
@@ -777,361 +1053,3 @@ def gather(
         unique_indices=bool(unique_indices),
     )
     return gather_p.bind(x, indices, **params)
-
-
-# ----------------------------------------------------------------------------------------
-# The scatter family: one implementation, a combiner per primitive
-
-
-def _scatter_targets(x_shape, indices, updates, dn, mode):
-    """Flat operand positions and the matching update values, in update order, of the
-    update windows kept by `mode`."""
-    batch_shape = indices.shape[:-1]
-    n = int(np.prod(batch_shape, dtype=np.int64))
-    idx = indices.reshape(n, indices.shape[-1]).astype(np.int64)
-    ndim = len(x_shape)
-    window = [1] * ndim
-    not_window = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
-    window_dims = [d for d in range(ndim) if d not in not_window]
-    for od, ud in zip(window_dims, dn.update_window_dims):
-        window[od] = updates.shape[ud]
-    scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
-    upd = np.transpose(updates, scatter_dims + list(dn.update_window_dims))
-    upd = upd.reshape((idx.shape[0],) + tuple(window))
-    starts = _window_starts(
-        idx,
-        batch_shape,
-        ndim,
-        dn.scatter_dims_to_operand_dims,
-        dn.operand_batching_dims,
-        dn.scatter_indices_batching_dims,
-    )
-    upper = np.asarray(x_shape, np.int64) - np.asarray(window, np.int64)
-    if mode is GatherScatterMode.CLIP:
-        starts = np.clip(starts, 0, np.maximum(upper, 0))
-    else:
-        keep = _in_bounds(starts, upper)
-        starts, upd = starts[keep], upd[keep]
-    coords = _window_coords(starts, window)
-    if not coords:
-        flat = np.zeros(upd.shape, np.int64)
-    else:
-        flat = np.ravel_multi_index(np.broadcast_arrays(*coords), x_shape)
-    return flat.reshape(-1), upd.reshape(-1)
-
-
-def _scatter_impl_with(combine):
-    def impl(
-        x,
-        indices,
-        updates,
-        *,
-        dimension_numbers,
-        indices_are_sorted,
-        mode,
-        unique_indices,
-        update_consts,
-        update_jaxpr,
-    ):
-        x, indices, updates = np.asarray(x), np.asarray(indices), np.asarray(updates)
-        out = np.array(x, copy=True)
-        dn = dimension_numbers
-        if update_jaxpr is None or combine is not None:
-            rows = _scatter_rows(x.shape, indices, updates, dn, mode)
-            if rows is not None:
-                index_map = dn.scatter_dims_to_operand_dims
-                moved = np.moveaxis(out, index_map, range(len(index_map)))
-                if combine is None:
-                    moved[rows[0]] = rows[1]
-                else:
-                    combine.at(moved, rows[0], rows[1])
-                return [out]
-        flat, vals = _scatter_targets(x.shape, indices, updates, dn, mode)
-        out = out.reshape(-1)
-        if combine is not None:
-            combine.at(out, flat, vals)
-        elif update_jaxpr is not None:
-            _apply_in_order(out, flat, vals, update_jaxpr, update_consts)
-        else:
-            out[flat] = vals
-        return [out.reshape(x.shape)]
-
-    return impl
-
-
-def _scatter_rows(shape, indices, updates, dn, mode):
-    """The common scatter into whole sub-arrays (indexed dims inserted, the others
-    covered whole): NumPy fancy indexing over the indexed dims moved to the front.
-    Returns (index tuple, updates), or None when the scatter has another form."""
-    index_map = dn.scatter_dims_to_operand_dims
-    if not index_map or dn.operand_batching_dims:
-        return None
-    if set(dn.inserted_window_dims) != set(index_map):
-        return None
-    rest = [d for d in range(len(shape)) if d not in index_map]
-    if [updates.shape[d] for d in dn.update_window_dims] != [shape[d] for d in rest]:
-        return None
-    n = int(np.prod(indices.shape[:-1], dtype=np.int64))
-    idx = indices.reshape(n, len(index_map)).astype(np.int64)
-    scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
-    upd = np.transpose(updates, scatter_dims + list(dn.update_window_dims))
-    upd = upd.reshape((n,) + tuple(shape[d] for d in rest))
-    upper = np.asarray([shape[d] for d in index_map], np.int64) - 1
-    if mode is GatherScatterMode.CLIP:
-        idx = np.clip(idx, 0, upper)
-    else:
-        keep = np.all((idx >= 0) & (idx <= upper), axis=1)
-        idx, upd = idx[keep], upd[keep]
-    return tuple(idx[:, k] for k in range(len(index_map))), upd
-
-
-def _occurrence_rank(flat):
-    """For each position in `flat`, how many earlier entries name the same element."""
-    order = np.argsort(flat, kind="stable")
-    sorted_flat = flat[order]
-    starts = np.r_[0, np.flatnonzero(sorted_flat[1:] != sorted_flat[:-1]) + 1]
-    group_start = np.repeat(starts, np.diff(np.r_[starts, len(flat)]))
-    rank = np.empty_like(flat)
-    rank[order] = np.arange(len(flat)) - group_start
-    return rank
-
-
-def _apply_in_order(out, flat, vals, update_jaxpr, update_consts):
-    """Run the scalar combiner `update_jaxpr(old, update)` elementwise, repeated indices
-    one after another (as XLA applies them)."""
-    if not len(flat):
-        return
-    rank = _occurrence_rank(flat)
-    with set_current_trace(eval_trace):
-        for r in range(int(rank.max()) + 1):
-            sel = rank == r
-            pos = flat[sel]
-            (new,) = eval_jaxpr(
-                update_jaxpr, update_consts, Array(out[pos]), Array(vals[sel])
-            )
-            out[pos] = ew.convert_value(np.asarray(new), out.dtype)
-
-
-def _scatter_abstract(
-    x,
-    indices,
-    updates,
-    *,
-    dimension_numbers,
-    indices_are_sorted,
-    mode,
-    unique_indices,
-    update_consts,
-    update_jaxpr,
-):
-    dn = dimension_numbers
-    if updates.dtype != x.dtype:
-        raise TypeError(
-            "lax.scatter requires arguments to have the same dtypes, got "
-            f"{x.dtype.name}, {updates.dtype.name}."
-        )
-    if not _is_int_dtype(indices.dtype):
-        raise ValueError(
-            f"scatter indices must have an integer type, got {indices.dtype.name}"
-        )
-    if indices.ndim < 1:
-        raise TypeError(
-            "scatter indices must have at least one dimension (the index vector is "
-            f"the last), got shape {indices.shape}"
-        )
-    batch_shape = indices.shape[:-1]
-    expected_rank = len(dn.update_window_dims) + len(batch_shape)
-    if updates.ndim != expected_rank:
-        raise TypeError(
-            f"Updates tensor must be of rank {expected_rank}; got {updates.ndim}."
-        )
-    _check_dims("scatter", "update_window_dims", dn.update_window_dims, updates.ndim)
-    _check_dims("scatter", "inserted_window_dims", dn.inserted_window_dims, x.ndim)
-    _check_dims("scatter", "operand_batching_dims", dn.operand_batching_dims, x.ndim)
-    _check_dims(
-        "scatter",
-        "scatter_dims_to_operand_dims",
-        dn.scatter_dims_to_operand_dims,
-        x.ndim,
-        sort=False,
-    )
-    _check_dims(
-        "scatter",
-        "scatter_indices_batching_dims",
-        dn.scatter_indices_batching_dims,
-        len(batch_shape),
-        sort=False,
-    )
-    _check_batching(
-        "Scatter",
-        x,
-        indices,
-        dn.operand_batching_dims,
-        dn.scatter_indices_batching_dims,
-        "scatter_indices",
-    )
-    window_size = (
-        len(dn.update_window_dims)
-        + len(dn.inserted_window_dims)
-        + len(dn.operand_batching_dims)
-    )
-    if window_size != x.ndim:
-        raise TypeError(
-            f"Scatter op has window of size {window_size}; doesn't match operand of "
-            f"rank {x.ndim}."
-        )
-    if len(dn.scatter_dims_to_operand_dims) != indices.shape[-1]:
-        raise TypeError(
-            f"Scatter op has {len(dn.scatter_dims_to_operand_dims)} elements in "
-            "scatter_dims_to_operand_dims and the bound of dimension "
-            f"index_vector_dim={len(batch_shape)} of indices is {indices.shape[-1]}. "
-            "These two numbers must be equal."
-        )
-    not_window = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
-    window_dims = [d for d in range(x.ndim) if d not in not_window]
-    for od, ud in zip(window_dims, dn.update_window_dims):
-        if updates.shape[ud] > x.shape[od]:
-            raise TypeError(
-                "Bounds of the window dimensions of updates must not exceed the bounds "
-                f"of the corresponding dimensions of operand. For dimension {ud}, "
-                f"updates bound is {updates.shape[ud]}, operand bound is "
-                f"{x.shape[od]}."
-            )
-    scatter_sizes = tuple(
-        n for d, n in enumerate(updates.shape) if d not in dn.update_window_dims
-    )
-    if scatter_sizes != batch_shape:
-        raise TypeError(
-            "Bounds of the scatter dimensions of updates must be the same as the bounds "
-            f"of the corresponding dimensions of scatter indices; got update scatter "
-            f"dimensions {scatter_sizes} and scatter indices batch shape {batch_shape}."
-        )
-    return [ShapedArray(x.shape, x.dtype, x.weak_type)], no_effects
-
-
-@functools.cache
-def _combiner_jaxpr(prim, dtype):
-    """The jaxpr of the scalar combiner `prim(old, update)`: the `update_jaxpr` param."""
-    from jaxlite.interpreters.partial_eval import trace_to_jaxpr
-
-    aval = ShapedArray((), dtype)
-    closed = trace_to_jaxpr(lambda a, b: [prim.bind(a, b)], [aval, aval])
-    return closed.jaxpr, tuple(closed.consts)
-
-
-def _define_scatter(name, public_name, combine, combiner_prim, doc):
-    """Register one scatter primitive; return it and its public lax function."""
-    prim = Primitive(name)
-    impl_rules[prim] = _scatter_impl_with(combine)
-    abstract_eval_rules[prim] = _scatter_abstract
-    weak_type_rules[prim] = _argnum0_weak
-
-    def fun(
-        operand_,
-        scatter_indices,
-        updates,
-        dimension_numbers,
-        *,
-        indices_are_sorted=False,
-        unique_indices=False,
-        mode=None,
-    ):
-        x, indices, upd = map(operand, (operand_, scatter_indices, updates))
-        if combiner_prim is None:
-            jaxpr, consts = None, ()
-        else:
-            jaxpr, consts = _combiner_jaxpr(combiner_prim, np.dtype(x.dtype))
-        params = dict(
-            dimension_numbers=_tuple_fields(dimension_numbers),
-            indices_are_sorted=bool(indices_are_sorted),
-            mode=GatherScatterMode.from_any(mode),
-            unique_indices=bool(unique_indices),
-            update_consts=consts,
-            update_jaxpr=jaxpr,
-        )
-        return prim.bind(x, indices, upd, **params)
-
-    fun.__name__ = fun.__qualname__ = public_name
-    fun.__doc__ = doc + _SCATTER_DOC
-    return prim, fun
-
-
-_SCATTER_DOC = """
-
-    Each index vector (last axis of `scatter_indices`) gives the start of one update
-    window. `mode=None` ('drop') drops windows that do not fit in the operand; 'clip'
-    clamps their starts."""
-
-scatter_p, scatter = _define_scatter(
-    "scatter",
-    "scatter",
-    None,
-    None,
-    "XLA's scatter with replacement (with repeated indices one write wins).",
-)
-scatter_add_p, scatter_add = _define_scatter(
-    "scatter-add",
-    "scatter_add",
-    np.add,
-    ew.add_p,
-    "Scatter that adds each update window into the operand (repeats accumulate).",
-)
-scatter_sub_p, scatter_sub = _define_scatter(
-    "scatter-sub",
-    "scatter_sub",
-    np.subtract,
-    ew.sub_p,
-    "Scatter that subtracts each update window from the operand.",
-)
-scatter_mul_p, scatter_mul = _define_scatter(
-    "scatter-mul",
-    "scatter_mul",
-    np.multiply,
-    ew.mul_p,
-    "Scatter that multiplies the operand by each update window.",
-)
-scatter_min_p, scatter_min = _define_scatter(
-    "scatter-min",
-    "scatter_min",
-    np.minimum,
-    ew.min_p,
-    "Scatter that keeps the elementwise minimum of the operand and the updates.",
-)
-scatter_max_p, scatter_max = _define_scatter(
-    "scatter-max",
-    "scatter_max",
-    np.maximum,
-    ew.max_p,
-    "Scatter that keeps the elementwise maximum of the operand and the updates.",
-)
-
-
-def scatter_apply(
-    operand_,
-    scatter_indices,
-    func,
-    dimension_numbers,
-    *,
-    update_shape=(),
-    indices_are_sorted=False,
-    unique_indices=False,
-    mode=None,
-):
-    """Apply the unary `func` to the operand elements that the windows (of
-    `update_shape`) cover; an element covered twice gets `func` twice."""
-    from jaxlite.interpreters.partial_eval import trace_to_jaxpr
-
-    x, indices = operand(operand_), operand(scatter_indices)
-    dtype = np.dtype(x.dtype)
-    unused = full(canonicalize_shape(update_shape), 0, dtype)
-    aval = ShapedArray((), dtype)
-    closed = trace_to_jaxpr(lambda a, _: [func(a)], [aval, aval])
-    params = dict(
-        dimension_numbers=_tuple_fields(dimension_numbers),
-        indices_are_sorted=bool(indices_are_sorted),
-        mode=GatherScatterMode.from_any(mode),
-        unique_indices=bool(unique_indices),
-        update_consts=tuple(closed.consts),
-        update_jaxpr=closed.jaxpr,
-    )
-    return scatter_p.bind(x, indices, unused, **params)
