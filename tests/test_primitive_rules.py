@@ -86,21 +86,7 @@ EXEMPTIONS = {
 
 # (primitive, rule) -> a program that needs the missing rule. These are bugs, in modules
 # other than lax/indexing.py and lax/scatter.py; remove an entry when the rule lands.
-KNOWN_MISSING = {
-    # jit's JVP differentiates its body inline, but a jitted function applied to
-    # tangents inside a custom_jvp rule is staged into the linear jaxpr as a `jit`
-    # equation, and grad then fails ("Transpose rule ... for 'jit' not implemented"):
-    #   g = jit(lambda t: 2.0 * t); f = custom_jvp(jnp.sin)
-    #   f.defjvp(lambda p, t: (f(p[0]), g(t[0]))); grad(f)(1.0)   # JAX: 2.0
-    ("jit", "transpose"): "lives in dispatch.py",
-    # custom_lin (the tangent map of a custom_vjp function) should raise JAX's
-    # TypeError "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
-    # from these rules; instead jacfwd(f) and vmap(linearize(f)[1]) of a custom_vjp `f`
-    # raise "Batching rule for 'custom_lin' not implemented", and jvp of the linearized
-    # function "Differentiation rule for 'custom_lin' not implemented".
-    ("custom_lin", "jvp"): "lives in lax/custom_derivatives.py",
-    ("custom_lin", "batch"): "lives in lax/custom_derivatives.py",
-}
+KNOWN_MISSING: dict = {}
 
 RULE_TABLES = {
     "impl": impl_rules,

@@ -14,7 +14,6 @@ from jaxlite import tree_util
 from jaxlite.backend import compile as backend_compile
 from jaxlite.backend import lowering_rules
 from jaxlite.core import (
-    Jaxpr,
     Primitive,
     abstract_eval_rules,
     eval_jaxpr,
@@ -105,15 +104,7 @@ def _remat_partial_eval(trace, args, params):
 
 
 def _remat_transpose(cts, *args, differentiated, jaxpr, policy, prevent_cse):
-    j = jaxpr.jaxpr
-    linear = [ad.is_undefined(a) for a in args]
-    known_vars = [v for v, lin in zip(j.invars, linear) if not lin]
-    linear_vars = [v for v, lin in zip(j.invars, linear) if lin]
-    known_vals = [a for a in args if not ad.is_undefined(a)]
-    split = Jaxpr(j.constvars + known_vars, linear_vars, j.outvars, j.eqns, j.effects)
-    cts_lin = ad.backward_pass(split, list(jaxpr.consts) + known_vals, cts)
-    cts_lin = iter(cts_lin)
-    return [next(cts_lin) if lin else None for lin in linear]
+    return ad.transpose_jaxpr_call(cts, args, jaxpr)
 
 
 def _remat_batch(axis_size, vals, dims, *, differentiated, jaxpr, policy, prevent_cse):

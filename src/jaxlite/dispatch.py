@@ -63,6 +63,9 @@ lowering_rules[jit_p] = _jit_lowering
 pp_call_primitives.add(jit_p)
 call_primitives.add(jit_p)  # debug_nans: re-run equation by equation on a NaN
 ad.jvp_rules[jit_p] = ad.jvp_of_jaxpr_rule
+ad.transpose_rules[jit_p] = lambda cts, *args, name, jaxpr: ad.transpose_jaxpr_call(
+    cts, args, jaxpr
+)
 batching.batch_rules[jit_p] = batching.batch_jaxpr_rule(jit_p)
 
 

@@ -499,6 +499,21 @@ def backward_pass(jaxpr, consts, cts_out):
     return [ct_env.get(v, Zero(v.aval)) for v in jaxpr.invars]
 
 
+def transpose_jaxpr_call(cts, args, closed):
+    """Transpose rule of a call-like primitive (jit, remat) with body `closed`: its
+    known operands act as residuals, its UndefinedPrimal operands are the linear inputs."""
+    from jaxlite.core import Jaxpr
+
+    j = closed.jaxpr
+    linear = [is_undefined(a) for a in args]
+    known_vars = [v for v, lin in zip(j.invars, linear) if not lin]
+    linear_vars = [v for v, lin in zip(j.invars, linear) if lin]
+    known_vals = [a for a in args if not is_undefined(a)]
+    split = Jaxpr(j.constvars + known_vars, linear_vars, j.outvars, j.eqns, j.effects)
+    cts_lin = iter(backward_pass(split, list(closed.consts) + known_vals, cts))
+    return [next(cts_lin) if lin else None for lin in linear]
+
+
 def vjp_flat(fun, primals):
     """`(primal_outs, vjp_fun)` where `vjp_fun(cts_out) -> cts_in` (flat lists)."""
     primal_outs, linear = linearize_flat(fun, primals)

@@ -410,7 +410,7 @@ dce_rules[custom_vjp_call_p] = _custom_jvp_call_dce
 # custom_lin: the tangent map of a custom_vjp function, linear in its tangent operands.
 
 
-def _custom_lin_impl(*args, num_res, bwd, out_avals, in_avals):
+def _custom_lin_impl(*args, **params):
     raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
 
 
@@ -428,6 +428,8 @@ custom_lin_p = Primitive("custom_lin", multiple_results=True)
 impl_rules[custom_lin_p] = _custom_lin_impl
 abstract_eval_rules[custom_lin_p] = _custom_lin_abstract
 ad.transpose_rules[custom_lin_p] = _custom_lin_transpose
+ad.jvp_rules[custom_lin_p] = _custom_lin_impl  # forward mode of custom_vjp: an error
+batching.batch_rules[custom_lin_p] = _custom_lin_impl
 
 
 class custom_vjp:  # noqa: N801  (JAX's name)

@@ -325,10 +325,18 @@ def _digamma_np(x):
     return out.astype(x.dtype)[()]
 
 
+def _digamma_jvp(primals, tangents):
+    raise NotImplementedError(
+        "Differentiation rule for 'digamma' not implemented: its derivative "
+        "polygamma(1, x) is not available in jaxlite yet (second derivatives of lgamma "
+        "need it)."
+    )
+
+
 digamma_p = Primitive("digamma")
 defunary(digamma_p, _digamma_np, FLOAT)
 batching.defvectorized(digamma_p)
-ad.defjvp_with_output(digamma_p, None)  # polygamma(1, x) is not implemented yet
+ad.jvp_rules[digamma_p] = _digamma_jvp
 
 # is_finite returns bool; fix its abstract eval and weak type.
 weak_type_rules[is_finite_p] = lambda in_weak: False
