@@ -121,7 +121,6 @@ def concrete_or_error(force, x, context=""):
 
 impl_rules: dict = {}
 abstract_eval_rules: dict = {}
-weak_type_rules: dict = {}
 
 
 class Primitive:
@@ -139,18 +138,6 @@ class Primitive:
 
     def __repr__(self):
         return self.name
-
-
-def _all_weak(in_weak, **_):
-    return bool(in_weak) and all(in_weak)
-
-
-def out_weak_types(prim, in_weak, params):
-    """Weak-type flags of `prim`'s outputs (shared by eager evaluation and abstract eval)."""
-    rule = weak_type_rules.get(prim)
-    if rule is None:
-        return _all_weak(in_weak)
-    return rule(in_weak, **params)
 
 
 def abstract_eval(prim, avals, params):

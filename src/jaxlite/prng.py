@@ -46,7 +46,6 @@ from jaxlite.core import (
     abstract_eval_rules,
     impl_rules,
     no_effects,
-    weak_type_rules,
 )
 from jaxlite.dispatch import jit
 from jaxlite.interpreters import ad, batching
@@ -661,7 +660,6 @@ def _bitcast_abstract(x, *, new_dtype):
 bitcast_convert_type_p = Primitive("bitcast_convert_type")
 impl_rules[bitcast_convert_type_p] = _bitcast_impl
 abstract_eval_rules[bitcast_convert_type_p] = _bitcast_abstract
-weak_type_rules[bitcast_convert_type_p] = lambda in_weak, **params: [False]
 ad.defjvp(bitcast_convert_type_p, None)
 batching.defvectorized(bitcast_convert_type_p)
 

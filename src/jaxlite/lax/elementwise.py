@@ -23,7 +23,6 @@ from jaxlite.core import (
     get_aval,
     impl_rules,
     no_effects,
-    weak_type_rules,
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax.rules import (
@@ -339,7 +338,6 @@ batching.defvectorized(digamma_p)
 ad.jvp_rules[digamma_p] = _digamma_jvp
 
 # is_finite returns bool; fix its abstract eval and weak type.
-weak_type_rules[is_finite_p] = lambda in_weak: False
 
 
 def _is_finite_abstract(x):
@@ -793,7 +791,6 @@ ad.transpose_rules[select_n_p] = _select_n_transpose
 batching.batch_rules[select_n_p] = _select_n_batch
 impl_rules[select_n_p] = _select_n_impl
 abstract_eval_rules[select_n_p] = _select_n_abstract
-weak_type_rules[select_n_p] = lambda in_weak: all(in_weak[1:])
 lowering_rules[select_n_p] = _select_n_lowering
 
 
@@ -839,7 +836,6 @@ ad.defjvp(clamp_p, _clamp_jvp_lo, _clamp_jvp_operand, _clamp_jvp_hi)
 batching.batch_rules[clamp_p] = _clamp_batch
 impl_rules[clamp_p] = lambda lo, x, hi: [np.minimum(np.maximum(x, lo), hi)]
 abstract_eval_rules[clamp_p] = _clamp_abstract
-weak_type_rules[clamp_p] = lambda in_weak: in_weak[1]
 lowering_rules[clamp_p] = inline("np.minimum(np.maximum({1}, {0}), {2})")
 
 
@@ -903,7 +899,6 @@ ad.transpose_rules[convert_element_type_p] = _convert_element_type_transpose
 batching.defvectorized(convert_element_type_p)
 impl_rules[convert_element_type_p] = _convert_element_type_impl
 abstract_eval_rules[convert_element_type_p] = _convert_element_type_abstract
-weak_type_rules[convert_element_type_p] = lambda in_weak, *, weak_type, **_: weak_type
 
 
 def convert_element_type(operand, new_dtype, weak_type=False):

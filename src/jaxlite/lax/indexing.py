@@ -45,7 +45,6 @@ from jaxlite.core import (
     find_cur_trace_is_eval,
     impl_rules,
     no_effects,
-    weak_type_rules,
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
@@ -80,11 +79,6 @@ __all__ = [
     "slice_in_dim",
     "slice_p",
 ]
-
-
-def _argnum0_weak(in_weak, **_):
-    """Weak iff the operand is: indices (and JAX says: updates) never count."""
-    return bool(in_weak[0])
 
 
 def _is_int_dtype(dtype):
@@ -357,7 +351,6 @@ def _dynamic_slice_batch(axis_size, vals, dims, *, slice_sizes):
 dynamic_slice_p = Primitive("dynamic_slice")
 impl_rules[dynamic_slice_p] = _dynamic_slice_impl
 abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_abstract
-weak_type_rules[dynamic_slice_p] = _argnum0_weak
 ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
 ad.transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
 batching.batch_rules[dynamic_slice_p] = _dynamic_slice_batch
@@ -1012,7 +1005,6 @@ def _gather_batch(
 gather_p = Primitive("gather")
 impl_rules[gather_p] = _gather_impl
 abstract_eval_rules[gather_p] = _gather_abstract
-weak_type_rules[gather_p] = _argnum0_weak
 ad.jvp_rules[gather_p] = _gather_jvp
 ad.transpose_rules[gather_p] = _gather_transpose
 batching.batch_rules[gather_p] = _gather_batch

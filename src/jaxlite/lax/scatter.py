@@ -38,7 +38,6 @@ from jaxlite.core import (
     impl_rules,
     no_effects,
     set_current_trace,
-    weak_type_rules,
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
@@ -48,7 +47,6 @@ from jaxlite.lax.indexing import (
     GatherDimensionNumbers,
     GatherScatterMode,
     ScatterDimensionNumbers,
-    _argnum0_weak,
     _check_batching,
     _check_dims,
     _in_bounds,
@@ -515,7 +513,6 @@ def _scatter_transpose(ct, x, indices, updates, **params):
 scatter_p = Primitive("scatter")
 impl_rules[scatter_p] = _scatter_impl_with(None)
 abstract_eval_rules[scatter_p] = _scatter_abstract
-weak_type_rules[scatter_p] = _argnum0_weak
 ad.jvp_rules[scatter_p] = _scatter_jvp
 ad.transpose_rules[scatter_p] = _scatter_transpose
 batching.batch_rules[scatter_p] = scatter_batch_rule(scatter_p)
@@ -550,7 +547,6 @@ def _scatter_add_transpose_rule(negate):
 scatter_add_p = Primitive("scatter-add")
 impl_rules[scatter_add_p] = _scatter_impl_with(np.add)
 abstract_eval_rules[scatter_add_p] = _scatter_abstract
-weak_type_rules[scatter_add_p] = _argnum0_weak
 ad.jvp_rules[scatter_add_p] = _scatter_linear_jvp(scatter_add_p)
 ad.transpose_rules[scatter_add_p] = _scatter_add_transpose_rule(negate=False)
 batching.batch_rules[scatter_add_p] = scatter_batch_rule(scatter_add_p)
@@ -564,7 +560,6 @@ scatter_add = _public_scatter(
 scatter_sub_p = Primitive("scatter-sub")
 impl_rules[scatter_sub_p] = _scatter_impl_with(np.subtract)
 abstract_eval_rules[scatter_sub_p] = _scatter_abstract
-weak_type_rules[scatter_sub_p] = _argnum0_weak
 ad.jvp_rules[scatter_sub_p] = _scatter_linear_jvp(scatter_sub_p)
 ad.transpose_rules[scatter_sub_p] = _scatter_add_transpose_rule(negate=True)
 batching.batch_rules[scatter_sub_p] = scatter_batch_rule(scatter_sub_p)
@@ -640,7 +635,6 @@ def _scatter_mul_transpose(ct, x, indices, updates, **params):
 scatter_mul_p = Primitive("scatter-mul")
 impl_rules[scatter_mul_p] = _scatter_impl_with(np.multiply)
 abstract_eval_rules[scatter_mul_p] = _scatter_abstract
-weak_type_rules[scatter_mul_p] = _argnum0_weak
 ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
 ad.transpose_rules[scatter_mul_p] = _scatter_mul_transpose
 batching.batch_rules[scatter_mul_p] = scatter_batch_rule(scatter_mul_p)
@@ -682,7 +676,6 @@ def _scatter_extremum_jvp(prim):
 scatter_min_p = Primitive("scatter-min")
 impl_rules[scatter_min_p] = _scatter_impl_with(np.minimum)
 abstract_eval_rules[scatter_min_p] = _scatter_abstract
-weak_type_rules[scatter_min_p] = _argnum0_weak
 ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
 batching.batch_rules[scatter_min_p] = scatter_batch_rule(scatter_min_p)
 scatter_min = _public_scatter(
@@ -695,7 +688,6 @@ scatter_min = _public_scatter(
 scatter_max_p = Primitive("scatter-max")
 impl_rules[scatter_max_p] = _scatter_impl_with(np.maximum)
 abstract_eval_rules[scatter_max_p] = _scatter_abstract
-weak_type_rules[scatter_max_p] = _argnum0_weak
 ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
 batching.batch_rules[scatter_max_p] = scatter_batch_rule(scatter_max_p)
 scatter_max = _public_scatter(

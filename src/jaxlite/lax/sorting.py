@@ -27,7 +27,6 @@ from jaxlite.core import (
     get_aval,
     impl_rules,
     no_effects,
-    weak_type_rules,
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax import elementwise as ew
@@ -173,7 +172,6 @@ ad.transpose_rules[sort_p] = _sort_transpose
 batching.batch_rules[sort_p] = _sort_batch
 impl_rules[sort_p] = _sort_impl
 abstract_eval_rules[sort_p] = _sort_abstract
-weak_type_rules[sort_p] = lambda in_weak, **_: list(in_weak)
 lowering_rules[sort_p] = _sort_lowering
 
 
@@ -253,14 +251,10 @@ def defargminmax(prim, np_fn):
         out = prim.bind(x, axes=(axis,), index_dtype=index_dtype)
         return [out], [bdim if bdim < axis else bdim - 1]
 
-    def weak_type(in_weak, **_):
-        return False
-
     ad.jvp_rules[prim] = jvp
     batching.batch_rules[prim] = batch
     impl_rules[prim] = impl
     abstract_eval_rules[prim] = abstract
-    weak_type_rules[prim] = weak_type
     lowering_rules[prim] = lowering
 
 
@@ -569,7 +563,6 @@ ad.jvp_rules[top_k_p] = _top_k_jvp
 batching.batch_rules[top_k_p] = _top_k_batch
 impl_rules[top_k_p] = _top_k_impl
 abstract_eval_rules[top_k_p] = _top_k_abstract
-weak_type_rules[top_k_p] = lambda in_weak, **_: [in_weak[0], False]
 
 
 def top_k(operand, k, *, axis=-1):

@@ -25,7 +25,6 @@ from jaxlite.core import (
     abstract_eval_rules,
     impl_rules,
     no_effects,
-    weak_type_rules,
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax.rules import check_same_dtypes
@@ -792,7 +791,6 @@ def _iota_abstract(*, dtype, shape, dimension, sharding):
 iota_p = Primitive("iota")
 impl_rules[iota_p] = _iota_impl
 abstract_eval_rules[iota_p] = _iota_abstract
-weak_type_rules[iota_p] = lambda in_weak, **_: False
 
 
 def iota(dtype, size):
