@@ -361,8 +361,12 @@ def dot_general_value(lhs, rhs, dimension_numbers, preferred_element_type=None):
         lhs = lhs.astype(compute)
     if rdt != compute:
         rhs = rhs.astype(compute)
+    (lc, rc), (lb, _) = dimension_numbers
     if (lhs.ndim, rhs.ndim) in _matmul_ranks(dimension_numbers):
         out = np.matmul(lhs, rhs)
+    elif lhs.ndim == rhs.ndim == 2 and len(lc) == 1 and not lb:
+        # A 2-D product with transposed operands: BLAS reads transposed views directly.
+        out = np.matmul(lhs if lc[0] == 1 else lhs.T, rhs if rc[0] == 0 else rhs.T)
     else:
         lperm, lshape, rperm, rshape, out_shape = _general_plan(
             lhs.shape, rhs.shape, dimension_numbers
