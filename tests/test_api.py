@@ -388,3 +388,14 @@ def test_check_grads_catches_a_wrong_derivative():
         check_vjp(bad_sin, (x,))
     with pytest.raises(AssertionError):
         check_grads(bad_sin, (x,), order=1)
+
+
+def test_bool_add_and_multiply_are_logical_like_jax():
+    a = jnp.array([True, False])
+    b = jnp.array([True, True])
+    assert repr(a * b) == "Array([ True, False], dtype=bool)"
+    assert repr(a + b) == "Array([ True,  True], dtype=bool)"
+    assert repr(a * True) == "Array([ True, False], dtype=bool)"
+    assert (
+        repr(jax.jit(lambda x, y: x * y)(a, b)) == "Array([ True, False], dtype=bool)"
+    )

@@ -206,11 +206,13 @@ def _scalar_operand(array, scalar):
     return Array(np.asarray(scalar).astype(dtype)[()], True)  # wraps, as JAX does
 
 
-def _binary(name, prim, promote=promote_args):
+def _binary(name, prim, promote=promote_args, bool_prim=None):
     scalar_fast_path = promote is promote_args
 
     def fun(x1, x2, /):
         if _fast(x1, x2):
+            if bool_prim is not None and x1._value.dtype.kind == "b":
+                return bool_prim.bind(x1, x2)
             return prim.bind(x1, x2)
         if scalar_fast_path:
             t1, t2 = type(x1), type(x2)
@@ -222,7 +224,10 @@ def _binary(name, prim, promote=promote_args):
                 s = _scalar_operand(x2, x1)
                 if s is not None:
                     return prim.bind(s, x2)
-        return prim.bind(*promote(name, x1, x2))
+        x1, x2 = promote(name, x1, x2)
+        if bool_prim is not None and np.dtype(x1.dtype).kind == "b":
+            return bool_prim.bind(x1, x2)
+        return prim.bind(x1, x2)
 
     fun.__name__ = fun.__qualname__ = name
     fun.__doc__ = (
@@ -241,9 +246,10 @@ def _unary(name, prim, promote=promote_args):
     return fun
 
 
-add = _binary("add", ew.add_p)
+add = _binary("add", ew.add_p, bool_prim=ew.or_p)  # on booleans: or, as in JAX
+multiply = _binary("multiply", ew.mul_p, bool_prim=ew.and_p)  # on booleans: and
+
 subtract = _binary("subtract", ew.sub_p)
-multiply = _binary("multiply", ew.mul_p)
 maximum = _binary("maximum", ew.max_p)
 minimum = _binary("minimum", ew.min_p)
 arctan2 = _binary("arctan2", ew.atan2_p, promote_args_inexact)
