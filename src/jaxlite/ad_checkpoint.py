@@ -16,9 +16,9 @@ from jaxlite.backend import lowering_rules
 from jaxlite.core import (
     Primitive,
     abstract_eval_rules,
-    eval_jaxpr,
     get_aval,
     impl_rules,
+    jaxpr_as_fun,
     set_current_trace,
 )
 from jaxlite.interpreters import ad, batching
@@ -53,9 +53,7 @@ def _remat_jvp(primals, tangents, *, differentiated, jaxpr, policy, prevent_cse)
             next(ts) if nz else ad.Zero(ad.tangent_aval(a))
             for a, nz in zip(jaxpr.in_avals, nonzero)
         ]
-        outs, out_ts = ad.jvp_flat(
-            lambda *xs: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *xs), args[:n], tin
-        )
+        outs, out_ts = ad.jvp_flat(jaxpr_as_fun(jaxpr), args[:n], tin)
         out_nonzero[:] = [type(t) is not ad.Zero for t in out_ts]
         return outs + [t for t in out_ts if type(t) is not ad.Zero]
 

@@ -17,7 +17,6 @@ transforms it; `pretty_print` writes JAX's text format.
 
 from __future__ import annotations
 
-import itertools
 import threading
 from contextlib import contextmanager
 
@@ -833,16 +832,6 @@ def pp_eqn(eqn):
 def pretty_print(jaxpr):
     """A jaxpr in JAX's text format."""
     return _render(_pp_jaxpr_doc(jaxpr, _Namer()))
-
-
-# ----------------------------------------------------------------------------------------
-# Helpers shared by the interpreters
-
-_counter = itertools.count()
-
-
-def new_id():
-    return next(_counter)
 
 
 from jaxlite.array import Array  # noqa: E402  (Array needs the classes above)

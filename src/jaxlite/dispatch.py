@@ -22,13 +22,11 @@ from jaxlite.backend import lowering_rules
 from jaxlite.config import config
 from jaxlite.core import (
     Array,
-    ClosedJaxpr,
     Primitive,
     Tracer,
     _state,
     abstract_eval_rules,
     dce_closed_jaxpr,
-    eval_jaxpr,
     eval_trace,
     impl_rules,
     pp_call_primitives,
@@ -460,8 +458,3 @@ def jit(
     if not callable(fun):
         raise TypeError(f"jit requires a callable as its first argument, got {fun!r}")
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
-
-
-def call_jaxpr(closed: ClosedJaxpr, *args):
-    """Evaluate a closed jaxpr on the current trace (used by transformations)."""
-    return eval_jaxpr(closed.jaxpr, closed.consts, *args)

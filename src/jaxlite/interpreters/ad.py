@@ -199,12 +199,9 @@ def jvp_of_jaxpr_rule(primals, tangents, *, jaxpr, **params):
     Running the body under a nested JVP trace keeps linearize's split of known and
     tangent work exact (the body's primal work is not moved into the linear jaxpr).
     """
-    from jaxlite.core import eval_jaxpr
+    from jaxlite.core import jaxpr_as_fun
 
-    def body(*args):
-        return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
-
-    return jvp_flat(body, primals, tangents)
+    return jvp_flat(jaxpr_as_fun(jaxpr), primals, tangents)
 
 
 def jvp_flat(fun, primals, tangents):

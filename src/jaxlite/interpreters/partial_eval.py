@@ -205,10 +205,6 @@ def trace_to_jaxpr(fun, in_avals, debug_info=None):
     return closed
 
 
-def closed_call_avals(closed: ClosedJaxpr):
-    return [v.aval for v in closed.jaxpr.outvars]
-
-
 def abstractify(x) -> ShapedArray:
     """The aval of a jit argument, with a clear TypeError for non-JAX values."""
     if isinstance(x, (Tracer, Array)):

@@ -313,7 +313,7 @@ def _pad_residuals(known, n_known, slots, own):
     from jaxlite.lax.constructors import full
 
     def fun(*args):
-        outs = cf.as_fun(known)(*args)
+        outs = cf.jaxpr_as_fun(known)(*args)
         vals = [None] * len(slots)
         for r, s in enumerate(own):
             vals[s] = outs[n_known + r]
@@ -396,7 +396,7 @@ def _cond_batch(axis_size, vals, dims, *, branches):
     index = batching.moveaxis(index, index_dim, 0)
     cases = []
     for b in branches:
-        outs, out_dims = batching.vmap_flat(cf.as_fun(b), axis_size, ops, op_dims)
+        outs, out_dims = batching.vmap_flat(cf.jaxpr_as_fun(b), axis_size, ops, op_dims)
         cases.append(
             [batching.bdim_at_front(o, d, axis_size) for o, d in zip(outs, out_dims)]
         )

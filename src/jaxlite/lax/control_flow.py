@@ -33,9 +33,9 @@ from jaxlite.core import (
     Tracer,
     Var,
     dce_jaxpr,
-    eval_jaxpr,
     get_aval,
     is_jax_type,
+    jaxpr_as_fun,
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
@@ -427,13 +427,6 @@ def permute(closed, in_order=None, out_order=None):
     return make_closed(invars, outvars, j.eqns)
 
 
-def as_fun(closed):
-    def fun(*args):
-        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
-
-    return fun
-
-
 def merge_branch_consts(jaxprs, consts_lists):
     """Give every branch all the branches' consts (first, deduplicated by identity), as
     JAX's cond does, so that one list of operands serves every branch."""
@@ -490,7 +483,7 @@ def jvp_jaxpr(closed, nonzeros, instantiate):
             next(nz_tangents) if nz else ad.Zero(ad.tangent_aval(a))
             for a, nz in zip(in_avals, nonzeros)
         ]
-        outs, out_tangents = ad.jvp_flat(as_fun(closed), list(primals), tangents)
+        outs, out_tangents = ad.jvp_flat(jaxpr_as_fun(closed), list(primals), tangents)
         out_nz, kept = [], []
         for o, t, inst in zip(outs, out_tangents, instantiate):
             if not is_float(get_aval(o)):

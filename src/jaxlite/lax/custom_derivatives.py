@@ -26,9 +26,9 @@ from jaxlite.core import (
     _state,
     abstract_eval_rules,
     dce_rules,
-    eval_jaxpr,
     get_aval,
     impl_rules,
+    jaxpr_as_fun,
     set_current_trace,
 )
 from jaxlite.interpreters import ad, batching
@@ -65,17 +65,10 @@ class CustomJVPCallPrimitive(Primitive):
 
     def bind(self, *args, name, fun=None, call_jaxpr=None, jvp, symbolic_zeros=False):
         if fun is None:
-            fun = _jaxpr_fun(call_jaxpr)
+            fun = jaxpr_as_fun(call_jaxpr)
         return _state.trace.process_custom_jvp_call(
             self, fun, jvp, args, name, symbolic_zeros
         )
-
-
-def _jaxpr_fun(closed):
-    def fun(*args):
-        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
-
-    return fun
 
 
 custom_jvp_call_p = CustomJVPCallPrimitive("custom_jvp_call", multiple_results=True)
@@ -299,7 +292,7 @@ class CustomVJPCallPrimitive(Primitive):
         self, *args, name, fun=None, call_jaxpr=None, fwd, bwd, symbolic_zeros=False
     ):
         if fun is None:
-            fun = _jaxpr_fun(call_jaxpr)
+            fun = jaxpr_as_fun(call_jaxpr)
         return _state.trace.process_custom_vjp_call(self, fun, fwd, bwd, args, name)
 
 

@@ -960,7 +960,7 @@ def _while_with_batched_pred(
         trace_to_jaxpr(new_cond, [*cc_avals, running_aval, *init_avals])
     )
     preds, pred_dims = batching.vmap_flat(
-        cf.as_fun(cond_jaxpr), axis_size, [*cc, *init], [*cc_dims, *[0] * n]
+        cf.jaxpr_as_fun(cond_jaxpr), axis_size, [*cc, *init], [*cc_dims, *[0] * n]
     )
     running = batching.bdim_at_front(preds[0], pred_dims[0], axis_size)
     outs = while_p.bind(
