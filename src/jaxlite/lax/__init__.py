@@ -13,7 +13,7 @@ from jaxlite.lax.reductions import *  # noqa: F403
 from jaxlite.lax.structural import *  # noqa: F403
 from jaxlite.lax.indexing import *  # noqa: F403
 from jaxlite.lax.scatter import *  # noqa: F403
-from jaxlite.lax.linalg import *  # noqa: F403
+from jaxlite.lax.dot import *  # noqa: F403
 from jaxlite.lax.sorting import *  # noqa: F403
 from jaxlite.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401
 from jaxlite.lax.constructors import full, full_like, zeros_like_array  # noqa: F401

@@ -41,7 +41,7 @@ from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
 from jaxlite.lax.elementwise import add_p
-from jaxlite.lax.linalg import dot_general_p
+from jaxlite.lax.dot import dot_general_p
 from jaxlite.util import safe_zip, split_list
 
 zip, unsafe_zip = safe_zip, zip

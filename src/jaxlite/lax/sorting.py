@@ -30,7 +30,7 @@ from jaxlite.core import (
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax import elementwise as ew
-from jaxlite.lax.linalg import dot_general
+from jaxlite.lax.dot import dot_general
 from jaxlite.lax.reductions import reduce_sum
 from jaxlite.lax.rules import ANY, BOOL, FLOAT, INT, NUMBER, check_dtype
 from jaxlite.lax.structural import broadcast_in_dim, broadcasted_iota, transpose
