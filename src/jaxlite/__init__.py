@@ -44,6 +44,7 @@ from jaxlite import ad_checkpoint, dtypes, errors, lax, numpy, tree, tree_util
 from jaxlite.lax.callbacks import effects_barrier, pure_callback
 from jaxlite import debug, experimental
 from jaxlite import random
+from jaxlite import nn, scipy
 
 jacobian = jacrev
 
@@ -88,6 +89,8 @@ __all__ = [
     "eval_shape",
     "jit",
     "lax",
+    "nn",
+    "scipy",
     "local_device_count",
     "local_devices",
     "make_jaxpr",

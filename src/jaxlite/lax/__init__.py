@@ -18,3 +18,4 @@ from jaxlite.lax.sorting import *  # noqa: F403
 from jaxlite.lax.control_flow import cond, fori_loop, map, scan, switch, while_loop  # noqa: F401
 from jaxlite.lax.constructors import full, full_like, zeros_like_array  # noqa: F401
 from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
+from jaxlite.lax import linalg  # noqa: F401

@@ -13,7 +13,7 @@ from jaxlite.dtypes import (  # noqa: F401
     promote_types,
     result_type,
 )
-from jaxlite.numpy import indexing  # noqa: F401
+from jaxlite.numpy import fft, indexing, linalg  # noqa: F401
 from jaxlite.numpy.creation import *  # noqa: F403
 from jaxlite.numpy.indexing import *  # noqa: F403
 from jaxlite.numpy.products import *  # noqa: F403

@@ -1,0 +1,1 @@
+"""jaxlite.nn: placeholder, filled by the jax.nn work."""

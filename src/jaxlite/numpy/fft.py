@@ -1,0 +1,3 @@
+"""jaxlite.numpy.fft: placeholder, filled by the fft work."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""jaxlite.scipy: the jax.scipy API (special functions, linear algebra, statistics)."""
+
+from jaxlite.scipy import linalg, special, stats

@@ -1,0 +1,3 @@
+"""jaxlite.scipy.linalg: placeholder, filled by the linalg work."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""jaxlite.scipy.special: placeholder, filled by the special-functions work."""
+
+__all__ = []
