@@ -33,6 +33,10 @@ eagerly too, as in JAX (see `lax/conditionals.py` and `lax/loops.py`).
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 import numpy as np
 
 from jaxlite import dtypes
@@ -90,19 +94,31 @@ def _invalid_value(kind, where):
     return FloatingPointError(f"invalid value ({kind}) encountered in {where}")
 
 
-def _not_reproduced(kind, where):
-    return FloatingPointError(
+def _user_stacklevel():
+    """The `stacklevel` that makes a warning issued by our caller point at the first
+    frame outside jaxlite (the user's call)."""
+    package_dir = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith(package_dir):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _warn_not_reproduced(kind, where):
+    message = (
         f"invalid value ({kind}) encountered in {where}. Because jax_debug_nans "
         "and/or jax_debug_infs is set, the de-optimized function (i.e., the function "
         "as if the `jit` decorator were removed) was called in an attempt to get a "
         "more precise error message. However, the de-optimized function did not "
         f"produce invalid values during its execution: the {kind} appears only under "
-        "`jit`. In jaxlite this happens when the un-jitted function computes with "
-        "Python or NumPy scalars that `jit` turns into arrays (e.g. "
-        "`jax.jit(lambda x: x + jax.numpy.nan)(1.)`, where the de-optimized function "
-        "adds two Python floats), or when a nan/inf literal is an output. Removing the "
-        "`jit` decorator runs the function op by op, where each operation is checked."
+        "`jit`, and execution continues with the jitted result. In jaxlite this "
+        "happens when the un-jitted function computes with Python or NumPy scalars "
+        "that `jit` turns into arrays (e.g. `jax.jit(lambda x: x + jax.numpy.nan)(1.)`, "
+        "where the de-optimized function adds two Python floats), or when a nan/inf "
+        "literal is an output. Removing the `jit` decorator runs the function op by "
+        "op, where each operation is checked."
     )
+    warnings.warn(message, RuntimeWarning, stacklevel=_user_stacklevel())
 
 
 # ----------------------------------------------------------------------------------------
@@ -115,19 +131,20 @@ def _checked_process_primitive(self, prim, args, params):
     outs = _plain_process_primitive(self, prim, args, params)
     kind = special_kind([out._value for out in outs])
     if kind is not None:
-        if prim in call_primitives:
-            _rerun_call_equation(self, prim, args, params, kind)
-        raise _invalid_value(kind, prim.name)
+        if prim not in call_primitives:
+            raise _invalid_value(kind, prim.name)
+        _rerun_call_equation(self, prim, args, params, kind)
     return outs
 
 
 def _rerun_call_equation(trace, prim, args, params, kind):
-    """Evaluate a call primitive's jaxpr equation by equation (each one checked)."""
+    """Evaluate a call primitive's jaxpr equation by equation (each one checked); warn
+    if no equation raises."""
     print(DEOPTIMIZED_MESSAGE)
     closed = params["jaxpr"]
     with set_current_trace(trace):
         eval_jaxpr(closed.jaxpr, closed.consts, *args)
-    raise _not_reproduced(kind, f"{prim.name}({params.get('name', '')})")
+    _warn_not_reproduced(kind, f"{prim.name}({params.get('name', '')})")
 
 
 def _install_eager_checks(name=None, value=None):
@@ -148,10 +165,11 @@ _install_eager_checks()  # JAX_DEBUG_NANS / JAX_DEBUG_INFS at import
 def check_jit_outputs(fun, name, args, kwargs, out_values):
     """Called by `jit` (eval trace, checking on) with the compiled call's NumPy
     outputs. On a NaN/inf, prints JAX's message and calls `fun(*args, **kwargs)` op by
-    op, so the producing operation raises; if none does, raises FloatingPointError."""
+    op, so the producing operation raises; if none does, warns and returns, so that the
+    caller goes on with the compiled outputs."""
     kind = special_kind(out_values)
     if kind is None:
         return
     print(DEOPTIMIZED_MESSAGE)
     fun(*args, **kwargs)
-    raise _not_reproduced(kind, f"jit({name})")
+    _warn_not_reproduced(kind, f"jit({name})")
