@@ -27,11 +27,21 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"jaxlite\.")
 
 
 class LoweringContext:
-    """Collects the globals (functions, constants) the generated source refers to."""
+    """Collects the globals (functions, constants) the generated source refers to.
+
+    While a lowering rule runs, `eqn` is the equation it lowers: its `invars` and
+    `outvars` carry the avals, so a rule can specialise the code it emits to the
+    shapes and dtypes (the executable only ever receives values of those avals).
+    """
 
     def __init__(self):
         self.namespace = {"np": np, "__name__": _GENERATED_MODULE}
         self._ids = {}
+        self.eqn = None
+
+    def avals_in(self):
+        """The avals of the inputs of the equation being lowered."""
+        return [x.aval for x in self.eqn.invars]
 
     def add_global(self, obj, hint="g"):
         key = id(obj)
@@ -105,6 +115,7 @@ def _compile(closed, name):
         lhs = ", ".join(outs) if outs else "_"
         rule = lowering_rules.get(eqn.primitive)
         if rule is not None:
+            ctx.eqn = eqn
             expr = rule(ctx, *args, **eqn.params)
             if eqn.primitive.multiple_results:
                 lhs = lhs + "," if len(outs) == 1 else lhs

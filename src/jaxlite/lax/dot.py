@@ -403,6 +403,20 @@ def _dot_general_abstract(
 def _dot_general_lowering(
     ctx, lhs, rhs, *, dimension_numbers, precision=None, preferred_element_type=None
 ):
+    """`np.matmul` on the operands or their transposed views where the avals allow
+    (every dense layer and its gradients), else a call of `dot_general_value`."""
+    lhs_aval, rhs_aval = ctx.avals_in()
+    (lc, rc), (lb, _) = dimension_numbers
+    dtype = lhs_aval.dtype
+    out_dtype = _dot_general_dtype(dtype, rhs_aval.dtype, preferred_element_type)
+    if dtype == rhs_aval.dtype == out_dtype and dtype in _MATMUL_DTYPES:
+        ranks = (lhs_aval.ndim, rhs_aval.ndim)
+        if ranks in _matmul_ranks(dimension_numbers):
+            return f"np.matmul({lhs}, {rhs})"
+        if ranks == (2, 2) and len(lc) == 1 and not lb:
+            lhs_t = lhs if lc[0] == 1 else f"{lhs}.T"
+            rhs_t = rhs if rc[0] == 0 else f"{rhs}.T"
+            return f"np.matmul({lhs_t}, {rhs_t})"
     general = ctx.add_global(
         functools.partial(
             dot_general_value,
@@ -411,18 +425,7 @@ def _dot_general_lowering(
         ),
         "dot_general",
     )
-    ranks = _matmul_ranks(dimension_numbers)
-    if not ranks:
-        return f"{general}({lhs}, {rhs})"
-    ranks_name = ctx.add_global(ranks, "matmul_ranks")
-    fast = ctx.add_global(_MATMUL_DTYPES, "matmul_dtypes")
-    same_dtype = f"{lhs}.dtype == {rhs}.dtype"
-    if preferred_element_type is not None:
-        same_dtype += f" == {ctx.add_global(np.dtype(preferred_element_type), 'dtype')}"
-    return (
-        f"np.matmul({lhs}, {rhs}) if ({lhs}.ndim, {rhs}.ndim) in {ranks_name} and "
-        f"{same_dtype} and {lhs}.dtype in {fast} else {general}({lhs}, {rhs})"
-    )
+    return f"{general}({lhs}, {rhs})"
 
 
 def _free_axes(ndim, contract, batch):
