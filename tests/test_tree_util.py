@@ -11,6 +11,7 @@ import sys
 import pytest
 
 import jaxlite.tree as jtree
+import jaxlite.tree_keys as tree_keys
 import jaxlite.tree_util as tu
 
 Point = collections.namedtuple("Point", ["x", "y"])
@@ -1071,14 +1072,23 @@ def test_tree_module_aliases():
 
 
 def test_tree_util_imports_nothing_heavy():
+    # tree_util and its key-path module are the bottom layer: loaded on their own
+    # (tree_keys registered under its name first), they import no NumPy, no JAX and
+    # no other part of jaxlite.
     code = (
         "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('tu', {tu.__file__!r})\n"
-        "m = importlib.util.module_from_spec(spec)\n"
-        "spec.loader.exec_module(m)\n"
+        "def load(name, path):\n"
+        "    spec = importlib.util.spec_from_file_location(name, path)\n"
+        "    m = importlib.util.module_from_spec(spec)\n"
+        "    sys.modules[name] = m\n"
+        "    spec.loader.exec_module(m)\n"
+        "    return m\n"
+        f"load('jaxlite.tree_keys', {tree_keys.__file__!r})\n"
+        f"m = load('tu', {tu.__file__!r})\n"
         "assert m.tree_leaves({'a': (1, None)}) == [1]\n"
+        "assert m.keystr(m.tree_leaves_with_path([[5]])[0][0]) == '[0][0]'\n"
         "bad = [n for n in sys.modules if n.split('.')[0] in "
-        "('jax', 'jaxlib', 'numpy', 'jaxlite')]\n"
+        "('jax', 'jaxlib', 'numpy', 'jaxlite') and n != 'jaxlite.tree_keys']\n"
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

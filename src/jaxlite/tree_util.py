@@ -13,144 +13,31 @@ computed once per treedef because treedefs are part of `jit` cache keys. Node
 kinds are looked up by exact `type(x)` in one dict that also caches the verdict for
 leaf types and namedtuple classes, so the hot path does one dict lookup per object.
 
-This module is the bottom layer of jaxlite: pure Python, no imports from jaxlite.
+This module and `tree_keys` (key paths) are the bottom layer of jaxlite: pure
+Python, no other imports from jaxlite.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
-import difflib
 import functools
 import itertools
 import operator
-import textwrap
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
+
+from jaxlite.tree_keys import DictKey as DictKey  # re-exported: JAX's tree_util names
+from jaxlite.tree_keys import FlattenedIndexKey as FlattenedIndexKey
+from jaxlite.tree_keys import GetAttrKey as GetAttrKey
+from jaxlite.tree_keys import KeyPath as KeyPath
+from jaxlite.tree_keys import SequenceKey as SequenceKey
+from jaxlite.tree_keys import keystr as keystr
+from jaxlite.tree_keys import prefix_error
 
 T = TypeVar("T")
 Typ = TypeVar("Typ", bound=type)
 KeyEntry = Any
-KeyPath = tuple[Any, ...]
-
-# ---------------------------------------------------------------------------
-# Key entries: one step of a key path.
-
-
-class _KeyEntry:
-    """Base of the key classes: one immutable value, compared by class and value."""
-
-    __slots__ = ("_value",)
-    _field = ""
-    _value_type: type | None = None
-
-    def _set(self, value):
-        if self._value_type is not None and not isinstance(value, self._value_type):
-            raise TypeError(
-                f"{type(self).__name__}() expects {self._field} of type "
-                f"{self._value_type.__name__}, got {type(value).__name__}: {value!r}."
-            )
-        self._value = value
-
-    def __eq__(self, other):
-        return type(other) is type(self) and self._value == other._value
-
-    def __hash__(self):
-        return hash((type(self).__name__, self._value))
-
-    def __repr__(self):
-        return f"{type(self).__name__}({self._field}={self._value!r})"
-
-    def __reduce__(self):
-        return type(self), (self._value,)
-
-
-class SequenceKey(_KeyEntry):
-    """Position `idx` in a tuple or list; prints as `[0]`."""
-
-    __slots__ = ()
-    __match_args__ = ("idx",)
-    _field = "idx"
-    _value_type = int
-
-    def __init__(self, idx: int):
-        self._set(idx)
-
-    @property
-    def idx(self) -> int:
-        return self._value
-
-    def __str__(self):
-        return f"[{self._value!r}]"
-
-
-class DictKey(_KeyEntry):
-    """Key `key` of a dict-like node; prints as `['b']`."""
-
-    __slots__ = ()
-    __match_args__ = ("key",)
-    _field = "key"
-
-    def __init__(self, key: Any):
-        self._set(key)
-
-    @property
-    def key(self) -> Any:
-        return self._value
-
-    def __str__(self):
-        return f"[{self._value!r}]"
-
-
-class GetAttrKey(_KeyEntry):
-    """Attribute `name` of a namedtuple or dataclass; prints as `.name`."""
-
-    __slots__ = ()
-    __match_args__ = ("name",)
-    _field = "name"
-    _value_type = str
-
-    def __init__(self, name: str):
-        self._set(name)
-
-    @property
-    def name(self) -> str:
-        return self._value
-
-    def __str__(self):
-        return f".{self._value}"
-
-
-class FlattenedIndexKey(_KeyEntry):
-    """Index among the children of a node registered without keys."""
-
-    __slots__ = ()
-    __match_args__ = ("key",)
-    _field = "key"
-    _value_type = int
-
-    def __init__(self, key: int):
-        self._set(key)
-
-    @property
-    def key(self) -> int:
-        return self._value
-
-    def __str__(self):
-        return f"[<flat index {self._value}>]"
-
-
-def _key_label(key) -> str:
-    """A key without its brackets: `0`, `a`, `name`."""
-    return str(key._value) if isinstance(key, _KeyEntry) else str(key)
-
-
-def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
-    """Formats a key path: `[1]['a'].x` (or `1/a/x` with simple=True, separator='/')."""
-    if simple:
-        return separator.join(_key_label(k) for k in keys)
-    return separator.join(str(k) for k in keys)
-
 
 # ---------------------------------------------------------------------------
 # Node kinds and the registry.
@@ -1065,7 +952,7 @@ def _mismatch_error(name, tree, rest, treedef, is_leaf, error):
         try:
             treedef.flatten_up_to(other)
         except Exception:
-            return _prefix_error(name, (), tree, other, is_leaf) or error
+            return prefix_error(name, (), tree, other, is_leaf) or error
     return error
 
 
@@ -1192,87 +1079,6 @@ def tree_broadcast(
     for leaf, subtree in zip(prefix_leaves, subtrees):
         leaves.extend([leaf] * len(tree_leaves(subtree, is_leaf)))
     return tree_structure(full_tree, is_leaf).unflatten(leaves)
-
-
-# ---------------------------------------------------------------------------
-# Structure-mismatch diagnostics (tree_map with several trees).
-
-
-def _prefix_error(name, key_path, prefix, full, is_leaf):
-    """A ValueError naming the first place where `prefix` is not a prefix of
-    `full`, or None; `name` names the prefix tree in the message."""
-    if _kind_of(type(prefix)) is _LEAF_KIND or (
-        is_leaf is not None and is_leaf(prefix)
-    ):
-        return None
-    where = keystr(key_path)
-    if type(prefix) is not type(full):
-        return ValueError(
-            "pytree structure error: different types at key path\n"
-            f"    {name}{where}\n"
-            f"At that key path, the prefix pytree {name} has a subtree of type\n"
-            f"    {type(prefix)}\n"
-            "but at the same key path the full pytree has a subtree of different type\n"
-            f"    {type(full)}."
-        )
-    prefix_pairs, prefix_meta = flatten_one_level_with_keys(prefix)
-    full_pairs, full_meta = flatten_one_level_with_keys(full)
-    prefix_keys = [k for k, _ in prefix_pairs]
-    full_keys = [k for k, _ in full_pairs]
-    if isinstance(prefix, list | tuple):
-        if len(prefix) != len(full):
-            ty = type(prefix).__name__
-            return ValueError(
-                f"pytree structure error: different lengths of {ty} at key path\n"
-                f"    {name}{where}\n"
-                f"At that key path, the prefix pytree {name} has a subtree of type "
-                f"{ty} of length {len(prefix)}, but the full pytree has a subtree of "
-                f"the same type but of length {len(full)}."
-            )
-    elif len(prefix_pairs) != len(full_pairs):
-        try:
-            diff = set(prefix_keys).symmetric_difference(full_keys)
-        except TypeError:
-            diff = None
-        diff_text = ""
-        if diff is not None:
-            diff_text = "so the symmetric difference on key sets is\n    " + " ".join(
-                _key_label(k) for k in diff
-            )
-        return ValueError(
-            "pytree structure error: different numbers of pytree children at key "
-            f"path\n    {name}{where}\n"
-            f"At that key path, the prefix pytree {name} has a subtree of type\n"
-            f"    {type(prefix)}\n"
-            f"with {len(prefix_pairs)} child keys\n"
-            f"    {' '.join(_key_label(k) for k in prefix_keys)}\n"
-            "but at the same key path the full pytree has a subtree of the same "
-            f"type but with {len(full_pairs)} child keys\n"
-            f"    {' '.join(_key_label(k) for k in full_keys)}\n" + diff_text
-        )
-    if prefix_meta != full_meta:
-        prefix_text = str(prefix_meta)
-        full_text = str(full_meta)
-        ndiff = difflib.ndiff(prefix_text.splitlines(), full_text.splitlines())
-        meta_diff = textwrap.indent("\n".join(ndiff), prefix="    ")
-        return ValueError(
-            "pytree structure error: different pytree metadata at key path\n"
-            f"    {name}{where}\n"
-            f"At that key path, the prefix pytree {name} has a subtree of type\n"
-            f"    {type(prefix)}\n"
-            "with metadata\n"
-            f"    {prefix_text}\n"
-            "but at the same key path the full pytree has a subtree of the same "
-            "type but with metadata\n"
-            f"    {full_text}\n"
-            "so the diff in the metadata at these pytree nodes is\n"
-            f"{meta_diff}"
-        )
-    for key, (_, p), (_, f) in zip(prefix_keys, prefix_pairs, full_pairs):
-        error = _prefix_error(name, (*key_path, key), p, f, is_leaf)
-        if error is not None:
-            return error
-    return None
 
 
 # ---------------------------------------------------------------------------
