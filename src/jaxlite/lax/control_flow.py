@@ -40,8 +40,8 @@ from jaxlite.core import (
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
-from jaxlite.lax.elementwise import add_p
 from jaxlite.lax.dot import dot_general_p
+from jaxlite.lax.elementwise import add_p
 from jaxlite.util import safe_zip, split_list
 
 zip, unsafe_zip = safe_zip, zip
@@ -275,12 +275,7 @@ def check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
         )
     if all(typematch(a, b) for a, b in zip(in_avals, out_avals)):
         return
-    paths = [
-        p
-        for p, _ in tree_util.tree_flatten_with_path(
-            tree_util.tree_unflatten(in_tree, in_avals)
-        )[0]
-    ]
+    paths = _leaf_paths(in_tree, in_avals)
     diffs = [
         f"{component(p)} has type {long_str(a)} but the corresponding output carry "
         f"component has type {long_str(b)}{_mismatch_extra(a, b)}"
@@ -292,6 +287,12 @@ def check_carry_type(name, body_fun, in_tree, in_avals, out_tree, out_avals):
         f"differ:\n\n{_bullets(diffs)}\nRevise the function so that all output types "
         "match the corresponding input types."
     )
+
+
+def _leaf_paths(tree, leaves):
+    """The key path of each leaf of `tree`."""
+    pairs, _ = tree_util.tree_flatten_with_path(tree_util.tree_unflatten(tree, leaves))
+    return [path for path, _ in pairs]
 
 
 def check_branch_outputs(api, name1, name2, f1, f2, tree1, avals1, tree2, avals2):
@@ -314,12 +315,7 @@ def check_branch_outputs(api, name1, name2, f1, f2, tree1, avals1, tree2, avals2
         )
     if all(typematch(a, b) for a, b in zip(avals1, avals2)):
         return
-    paths = [
-        p
-        for p, _ in tree_util.tree_flatten_with_path(
-            tree_util.tree_unflatten(tree1, avals1)
-        )[0]
-    ]
+    paths = _leaf_paths(tree1, avals1)
     diffs = [
         f"the output of {name1}{_at_path(p)} has type {long_str(a)} but the "
         f"corresponding output of {name2} has type {long_str(b)}{_mismatch_extra(a, b)}"
