@@ -400,7 +400,8 @@ def _with_prim(name, abstract, impl, fun, multiple_results=False):
 def test_shaped_array_repr_and_str_short():
     a = ShapedArray((2, 3), np.float32)
     assert repr(a) == "ShapedArray(float32[2,3])"
-    assert str(a) == "ShapedArray(float32[2,3])"
+    assert str(a) == "float32[2,3]"
+    assert str(ShapedArray((), np.float32, weak_type=True)) == "~float32[]"
     assert a.str_short() == "f32[2,3]"
     assert a.str_short(short_dtypes=False) == "float32[2,3]"
     weak = ShapedArray((), np.int32, weak_type=True)

@@ -522,3 +522,18 @@ def test_captured_numpy_constants_are_copied_at_trace_time():
     np.testing.assert_array_equal(f(jnp.ones(3)), [0, 1, 2])
     c[0] = 100.0
     np.testing.assert_array_equal(f(jnp.ones(3)), [0, 1, 2])  # cached, as in JAX
+
+
+def test_jit_inline_records_the_equations_not_a_jit_call():
+    from functools import partial
+
+    @partial(jax.jit, inline=True)
+    def g(y):
+        return y + 1
+
+    text = str(jax.make_jaxpr(lambda x: g(x) * 3)(1.0))
+    assert "jit[" not in text and "add a 1.0" in text
+    assert float(g(2.0)) == 3.0  # eagerly it is an ordinary compiled call
+    assert float(jax.grad(g)(1.0)) == 1.0
+    plain = str(jax.make_jaxpr(lambda x: jax.jit(lambda y: y + 1)(x))(1.0))
+    assert "jit[" in plain

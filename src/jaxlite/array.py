@@ -120,6 +120,35 @@ class Array:
     def block_until_ready(self):
         return self
 
+    def is_ready(self):
+        return True
+
+    def platform(self):
+        return "cpu"
+
+    def addressable_data(self, index):
+        """The data of shard `index`: the whole array (one device)."""
+        return self
+
+    @property
+    def is_fully_replicated(self):
+        return True
+
+    def tobytes(self, order="C"):
+        return np.asarray(self._value).tobytes(order)
+
+    def __copy__(self):
+        return self  # immutable: a copy would be indistinguishable
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __dlpack__(self, *args, **kwargs):
+        return np.asarray(self._value).__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return np.asarray(self._value).__dlpack_device__()
+
     def copy_to_host_async(self):
         pass
 

@@ -84,7 +84,8 @@ class ShapedArray:
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short(False)}{weak})"
 
-    __str__ = __repr__
+    def __str__(self):  # as JAX: `float32[2,3]`, `~float32[]` when weakly typed
+        return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
 
 def get_aval(x) -> ShapedArray:

@@ -29,6 +29,7 @@ from jaxlite.core import (
     dce_closed_jaxpr,
     eval_trace,
     impl_rules,
+    jaxpr_as_fun,
     pp_call_primitives,
 )
 from jaxlite.debug_nans import call_primitives, check_jit_outputs
@@ -152,9 +153,17 @@ def _shared_cache(fun, options):
 class JitFunction:
     """The result of `jit(fun)`: callable, with `lower`, `trace` and `eval_shape`."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+    def __init__(
+        self,
+        fun,
+        static_argnums=(),
+        static_argnames=(),
+        donate_argnums=(),
+        inline=False,
+    ):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self._inline = inline  # under a trace, record the equations, not a jit call
         self._signature = _signature_or_none(fun)
         self.static_argnums, self.static_argnames = _resolve_static(
             self._signature, static_argnums, static_argnames
@@ -204,6 +213,8 @@ class JitFunction:
         if _state.trace is eval_trace:
             outs = exe(*map(_to_numpy, leaves))
             outs = [Array(o, w) for o, w in zip(outs, out_weak)]
+        elif self._inline:
+            outs = jaxpr_as_fun(closed)(*leaves)
         else:
             outs = jit_p.bind(*leaves, name=self._name, jaxpr=closed)
         return tree_util.tree_unflatten(out_tree, outs)
@@ -454,7 +465,8 @@ def jit(
             static_argnums=static_argnums,
             static_argnames=static_argnames,
             donate_argnums=donate_argnums,
+            inline=inline,
         )
     if not callable(fun):
         raise TypeError(f"jit requires a callable as its first argument, got {fun!r}")
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, inline)

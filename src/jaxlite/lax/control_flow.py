@@ -344,10 +344,7 @@ def _at_path(path):
 def avals_tree_str(tree, avals):
     """A pytree of avals printed as JAX prints them in messages (`~float32[]` weak)."""
 
-    def show(a):
-        return ("~" if a.weak_type else "") + long_str(a)
-
-    leaves = [_Shown(show(a)) for a in avals]
+    leaves = [_Shown(str(a)) for a in avals]
     return str(tree_util.tree_unflatten(tree, leaves))
 
 

@@ -69,6 +69,48 @@ def _transpose(self, *axes):
     return jnp.transpose(self, axes or None)
 
 
+def _copy(self, order=None):
+    from jaxlite.lax.structural import copy_p
+
+    return copy_p.bind(self)
+
+
+def _view(self, dtype=None, type=None):
+    """The same bits read as `dtype` (`bitcast_convert_type`; the last axis is
+    split or merged when the item sizes differ), as `jax.Array.view`."""
+    from jaxlite import lax
+
+    if type is not None:
+        raise NotImplementedError("`type` argument of array.view() is not supported.")
+    if dtype is None:
+        return self
+    dtype = np.dtype(dtype)
+    old = np.dtype(self.dtype)
+    if dtype == old:
+        return self
+    if self.ndim == 0 and dtype.itemsize != old.itemsize:
+        raise ValueError("view() of a 0-d array needs a dtype of the same item size.")
+    if dtype.itemsize == old.itemsize:
+        return lax.bitcast_convert_type(self, dtype)
+    if dtype.itemsize < old.itemsize:  # each element becomes several
+        out = lax.bitcast_convert_type(self, dtype)
+        return out.reshape(*self.shape[:-1], -1)
+    ratio = dtype.itemsize // old.itemsize
+    if self.shape[-1] % ratio:
+        raise ValueError(
+            "When changing to a larger dtype, its size must be a divisor of the total "
+            "size in bytes of the last axis of the array."
+        )
+    grouped = self.reshape(*self.shape[:-1], self.shape[-1] // ratio, ratio)
+    return lax.bitcast_convert_type(grouped, dtype)
+
+
+def _contains(self, value):
+    import jaxlite.numpy as jnp
+
+    return bool(jnp.any(self == value))
+
+
 def attach_methods(jnp):
     """Give Array and Tracer their operators and methods (called once by jaxlite.numpy)."""
     binops = {
@@ -116,6 +158,9 @@ def attach_methods(jnp):
         methods["__getitem__"] = jnp.indexing.getitem
         methods["at"] = property(jnp.indexing.IndexUpdateHelper)
     methods["astype"] = _astype
+    methods["copy"] = _copy
+    methods["view"] = _view
+    methods["__contains__"] = _contains
     methods["reshape"] = _reshape
     methods["transpose"] = _transpose
     methods["T"] = property(lambda self: jnp.transpose(self))
@@ -126,7 +171,7 @@ def attach_methods(jnp):
     for name in (
         "sum prod mean var std max min argmax argmin any all cumsum cumprod ravel "
         "flatten squeeze swapaxes take clip round conj conjugate dot nonzero sort "
-        "argsort repeat trace diagonal ptp searchsorted choose compress"
+        "argsort repeat trace diagonal ptp searchsorted choose compress argpartition"
     ).split():
         fun = getattr(jnp, "ravel" if name == "flatten" else name, None)
         if fun is not None:
