@@ -844,3 +844,26 @@ def test_backend_handles_names_that_are_python_keywords():
         return x
 
     assert float(jax.jit(f)(0.0)) == 300.0
+
+
+def test_jaxprs_used_twice_print_once_in_a_let_prelude():
+    # JAX 0.10.2 prints a sub-jaxpr that occurs more than once (the same object, as a
+    # jitted function called twice with the same types) once, named after the call.
+    g = jax.jit(lambda y: jnp.sin(y) * 2)
+    text = str(jax.make_jaxpr(lambda x: g(g(x)) + g(x))(1.0))
+    assert text == (
+        "let lambda = { lambda ; a:f32[]. let\n"
+        "    b:f32[] = sin a\n"
+        "    c:f32[] = mul b 2.0:f32[]\n"
+        "  in (c,) } in\n"
+        "{ lambda ; d:f32[]. let\n"
+        "    e:f32[] = jit[name=<lambda> jaxpr=lambda] d\n"
+        "    f:f32[] = jit[name=<lambda> jaxpr=lambda] e\n"
+        "    g:f32[] = jit[name=<lambda> jaxpr=lambda] d\n"
+        "    h:f32[] = add f g\n"
+        "  in (h,) }"
+    )
+    cond_text = str(jax.make_jaxpr(lambda x: lax.cond(x > 0, g, g, x))(1.0))
+    assert cond_text.startswith("let jaxpr = { lambda ; a:f32[]. let\n")
+    assert "let lambda = { lambda ; c:f32[]. let" in cond_text
+    assert "cond[branches=(jaxpr jaxpr)] h f" in cond_text

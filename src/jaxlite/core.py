@@ -17,6 +17,7 @@ transforms it; `pretty_print` writes JAX's text format.
 
 from __future__ import annotations
 
+import collections
 import threading
 from contextlib import contextmanager
 
@@ -707,11 +708,14 @@ def _join(sep, docs):
 
 
 class _Namer:
-    """Names variables a, b, ..., z, ba, bb, ... in order of first appearance."""
+    """Names variables a, b, ..., z, ba, bb, ... in order of first appearance.
+
+    `shared` maps the jaxprs printed once, in a `let` prelude, to their names."""
 
     def __init__(self):
         self.names = {}
         self.count = 0
+        self.shared = {}
 
     def fresh(self):
         name = _var_name(self.count)
@@ -751,6 +755,9 @@ def _pp_vars(names, sep=""):
 
 def _pp_param(key, value, namer, eqn):
     if isinstance(value, (Jaxpr, ClosedJaxpr)):
+        shared = namer.shared.get(_open(value))
+        if shared is not None:
+            return shared
         if eqn is not None and key == "jaxpr" and eqn.primitive in pp_call_primitives:
             _share_call_names(value, eqn, namer)
         return _pp_jaxpr_doc(value, namer)
@@ -830,9 +837,58 @@ def pp_eqn(eqn):
     return _render(_pp_eqn_doc(eqn, _Namer(), None))
 
 
+def _open(jaxpr):
+    return jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+
+
+def _sub_jaxprs(params):
+    for value in params.values():
+        values = value if isinstance(value, tuple) else (value,)
+        for v in values:
+            if isinstance(v, (Jaxpr, ClosedJaxpr)):
+                yield _open(v)
+
+
+def _shared_jaxprs(top):
+    """The sub-jaxprs that occur more than once (the same object), in breadth-first
+    order, with unique names: the `name` of the equation that calls them (`<lambda>`
+    becomes `lambda`), else `jaxpr`; a repeated name gets a counter (`lambda1`)."""
+    counts, names = {}, {}
+    queue = collections.deque([top])
+    while queue:
+        jaxpr = queue.popleft()
+        counts[jaxpr] = counts.get(jaxpr, 0) + 1
+        for eqn in jaxpr.eqns:
+            name = eqn.params.get("name")
+            for sub in _sub_jaxprs(eqn.params):
+                if isinstance(name, str):
+                    names[sub] = name.strip("<>")
+                queue.append(sub)
+    shared, taken = {}, collections.Counter()
+    for jaxpr, count in counts.items():
+        if count == 1:
+            continue
+        name = names.get(jaxpr, "jaxpr")
+        seen = taken[name]
+        taken[name] += 1
+        if seen:
+            name += str(seen)
+            taken[name] += 1
+        shared[jaxpr] = name
+    return shared
+
+
 def pretty_print(jaxpr):
-    """A jaxpr in JAX's text format."""
-    return _render(_pp_jaxpr_doc(jaxpr, _Namer()))
+    """A jaxpr in JAX's text format. Sub-jaxprs used more than once (a jitted function
+    called twice) are printed once, first, as `let name = { lambda ... } in`."""
+    jaxpr = _open(jaxpr)
+    namer = _Namer()
+    namer.shared = _shared_jaxprs(jaxpr)
+    docs = []
+    for sub, name in namer.shared.items():
+        docs.append(_render([f"let {name} = ", _pp_jaxpr_doc(sub, namer), " in"]))
+    docs.append(_render(_pp_jaxpr_doc(jaxpr, namer)))
+    return "\n".join(docs)
 
 
 from jaxlite.array import Array  # noqa: E402  (Array needs the classes above)
