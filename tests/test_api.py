@@ -39,7 +39,7 @@ def test_make_jaxpr_pytrees_and_kwargs():
     closed = jax.make_jaxpr(lambda d, *, y: d["a"] + d["b"] * y)(
         {"b": 2.0, "a": jnp.ones(2)}, y=3.0
     )
-    assert [str(v.aval) for v in closed.jaxpr.invars] == [
+    assert [repr(v.aval) for v in closed.jaxpr.invars] == [
         "ShapedArray(float32[2])",
         "ShapedArray(float32[], weak_type=True)",
         "ShapedArray(float32[], weak_type=True)",

@@ -64,6 +64,10 @@ LINEAR = {
     "split", "tile", "pad", "rev", "copy", "slice", "dynamic_slice",
     "dynamic_update_slice", "gather", "scatter", "scatter-add", "scatter-sub",
     "scatter-mul", "cond", "while", "scan", "remat2", "custom_lin", "jit",
+    "fft", "triangular_solve", "tridiagonal_solve",
+    "conv_general_dilated", "reduce_window_sum", "select_and_gather_add",
+    "select_and_scatter_add", "custom_linear_solve", "reduce_precision", "complex",
+    "optimization_barrier",
 }  # fmt: skip
 
 # (primitive, rule) -> why the rule is not needed.
@@ -255,12 +259,91 @@ SHIFT = _i(2, 3, lo=0, hi=32)
 i32 = np.int32
 
 # Known failures (in modules other than the indexing ones), named in the records.
-DIGAMMA_JVP = "digamma's JVP is zero: polygamma(1, x) is missing (elementwise.py)"
-COMPLEX_ABS_JVP = "complex abs's JVP multiplies float32 by complex64 (elementwise.py)"
 COMPLEX_PAIRING = (
     "testing.check_vjp pairs complex values with a conjugate, but JAX's (and jaxlite's) "
     "vjp is the plain transpose: imag's vjp is -1j * ct in both"
 )
+
+
+# Linear algebra (lax.linalg): well-conditioned matrices of each structure.
+
+
+def _spd(n):
+    def gen(rng):
+        a = rng.uniform(-1, 1, (n, n))
+        return (a @ a.T + n * np.eye(n)).astype(np.float32)
+
+    return gen
+
+
+def _tri(n, lower=True):
+    def gen(rng):
+        a = rng.uniform(-0.5, 0.5, (n, n)) + 2 * np.eye(n)
+        return (np.tril(a) if lower else np.triu(a)).astype(np.float32)
+
+    return gen
+
+
+def _dominant(n):
+    return lambda rng: (rng.uniform(2.0, 3.0, n) * rng.choice([-1, 1], n)).astype(
+        np.float32
+    )
+
+
+def _np_lu(x):
+    sl = pytest.importorskip("scipy.linalg")
+    return sl.lu_factor(x)[0]
+
+
+def _np_perm(piv, size):
+    perm = np.arange(size, dtype=np.int32)
+    for i, p in enumerate(piv):
+        perm[i], perm[p] = perm[p], perm[i]
+    return perm
+
+
+def _np_householder(a, taus):
+    m, n = a.shape
+    q = np.eye(m)
+    for i in range(len(taus)):
+        v = np.concatenate([np.zeros(i), [1.0], a[i + 1 :, i]])
+        q = q @ (np.eye(m) - taus[i] * np.outer(v, v))
+    return q[:, :n].astype(np.float32)
+
+
+def _np_hessenberg(a):
+    lapack = pytest.importorskip("scipy.linalg.lapack")
+    h, taus, _ = lapack.sgehrd(a)
+    return h, taus
+
+
+def _np_tridiagonal_solve(dl, d, du, b):
+    t = np.diag(d) + np.diag(dl[1:], -1) + np.diag(du[:-1], 1)
+    return np.linalg.solve(t, b).astype(np.float32)
+
+
+# Special functions (lax/special.py): shape parameters held fixed where a derivative in
+# them is refused (polygamma's m, betainc's a and b, second derivatives in igamma's a).
+SP_A = np.full((2, 3), 1.5, np.float32)
+SP_B = np.full((2, 3), 2.5, np.float32)
+
+
+def _d_gammainc_da(a, x):
+    special = pytest.importorskip("scipy.special")
+    a, x, h = np.float64(a), np.float64(x), 1e-6
+    return (special.gammainc(a + h, x) - special.gammainc(a - h, x)) / (2 * h)
+
+
+def _np_random_gamma_grad(a, x):
+    special = pytest.importorskip("scipy.special")
+    a, x = np.float64(a), np.float64(x)
+    log_pdf = (a - 1) * np.log(x) - x - special.gammaln(a)
+    return (-_d_gammainc_da(a, x) / np.exp(log_pdf)).astype(np.float32)
+
+
+def _sorted_eigvals(x):
+    w = np.linalg.eigvals(x.astype(np.float64))
+    return np.sort_complex(w)
 
 
 RECORDS = [
@@ -293,12 +376,12 @@ RECORDS = [
     Rec("rsqrt", lambda m, x: m.rsqrt(x), [POS], lambda x: 1 / np.sqrt(x)),
     Rec("cbrt", lambda m, x: m.cbrt(x), [POS], np.cbrt),
     Rec("abs", lambda m, x: m.abs(x), [_away(2, 3)], np.abs),
-    Rec("abs_complex", lambda m, x: m.abs(x), [_c(2, 3)], np.abs, fails={"grad": COMPLEX_ABS_JVP}),
+    Rec("abs_complex", lambda m, x: m.abs(x), [_c(2, 3)], np.abs, fails={"grad": COMPLEX_PAIRING}),
     Rec("erf", lambda m, x: m.erf(x), [F], _sp("erf"), tol=1e-5),
     Rec("erfc", lambda m, x: m.erfc(x), [F], _sp("erfc"), tol=1e-5),
     Rec("erf_inv", lambda m, x: m.erf_inv(x), [UNIT], _sp("erfinv"), tol=1e-5),
-    Rec("lgamma", lambda m, x: m.lgamma(x), [POS], _sp("gammaln"), tol=1e-5, fails={"grad": DIGAMMA_JVP}),
-    Rec("digamma", lambda m, x: m.digamma(x), [POS], _sp("digamma"), tol=1e-5, fails={"grad": DIGAMMA_JVP}),
+    Rec("lgamma", lambda m, x: m.lgamma(x), [POS], _sp("gammaln"), tol=1e-5),
+    Rec("digamma", lambda m, x: m.digamma(x), [POS], _sp("digamma"), tol=1e-5),
     Rec("integer_pow", lambda m, x: m.integer_pow(x, 3), [F], lambda x: x**3),
     Rec("conj", lambda m, x: m.conj(x), [_c(2, 3)], np.conj),
     Rec("real", lambda m, x: m.real(x), [_c(2, 3)], np.real),
@@ -369,6 +452,129 @@ RECORDS = [
     Rec("dynamic_update_slice", lambda m, x, u, i: m.dynamic_update_slice(x, u, (i, i)), [_f(3, 4), _f(2, 2), _i()], lambda x, u, i: _np_dus(x, u, i)),
     Rec("gather", lambda m, x, idx: m.gather(x, idx, GATHER_DN, (1, 3)), [_f(4, 3), I31], _np_gather),
     Rec("scatter-add", lambda m, x, idx, v: m.scatter_add(x, idx, v, SCATTER_DN), [_f(4, 3), I31, _f(3, 3)], _np_scatter_add),
+    # fft (complex results are checked through real and imag: see COMPLEX_PAIRING)
+    Rec("fft", lambda m, x: m.imag(m.fft(x, "fft", (2, 3))), [F], lambda x: np.fft.fft2(x).imag.astype(np.float32), tol=1e-5),
+    Rec("fft_rfft", lambda m, x: m.real(m.fft(x, "rfft", (3,))), [F], lambda x: np.fft.rfft(x).real.astype(np.float32), tol=1e-5),
+    Rec("fft_irfft", lambda m, x: m.fft(m.fft(x, "fft", (3,)), "irfft", (4,)), [F], lambda x: np.fft.irfft(np.fft.fft(x), 4).astype(np.float32), tol=1e-5),
+    # linear algebra
+    Rec("cholesky", lambda m, x: m.linalg.cholesky(x), [_spd(3)], np.linalg.cholesky, tol=1e-5),
+    Rec("eigh", lambda m, x: m.linalg.eigh(x)[1], [_spd(3)], np.linalg.eigvalsh, tol=1e-5),
+    Rec("lu", lambda m, x: m.linalg.lu(x)[0], [_f(4, 3)], _np_lu, tol=1e-5),
+    Rec("lu_pivots_to_permutation", lambda m, p: m.linalg.lu_pivots_to_permutation(p, 5), [_i(3, lo=0, hi=5)], lambda p: _np_perm(p, 5), order=0),
+    Rec("qr", lambda m, x: m.linalg.qr(x, full_matrices=False), [_f(4, 3)], lambda x: np.linalg.qr(x), tol=1e-5),
+    Rec("svd", lambda m, x: m.linalg.svd(x, compute_uv=False), [_f(3, 4)], lambda x: np.linalg.svd(x, compute_uv=False), tol=1e-5),
+    Rec("triangular_solve", lambda m, a, b: m.linalg.triangular_solve(a, b, left_side=True, lower=True), [_tri(3), _f(3, 2)], lambda a, b: np.linalg.solve(a, b), tol=1e-5),
+    Rec("triangular_solve_right", lambda m, a, b: m.linalg.triangular_solve(a, b, transpose_a=True, unit_diagonal=True), [_tri(3, lower=False), _f(2, 3)], lambda a, b: np.linalg.solve((np.triu(a, 1) + np.eye(3)), b.T).T, tol=1e-5),
+    Rec("eig", lambda m, x: m.real(m.linalg.eig(x, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]), [_spd(3)], lambda x: np.linalg.eigvals(x).real, tol=1e-4),
+    Rec("tridiagonal_solve", lambda m, dl, d, du, b: m.linalg.tridiagonal_solve(dl, d, du, b), [_f(4), _dominant(4), _f(4), _f(4, 2)], _np_tridiagonal_solve, tol=1e-5),
+    Rec("householder_product", lambda m, a, t: m.linalg.householder_product(a, t), [_f(4, 3), _f(2)], _np_householder, order=1, tol=1e-5),
+    Rec("hessenberg", lambda m, x: m.linalg.hessenberg(x), [_f(4, 4)], _np_hessenberg, order=0, tol=1e-5),
+    # special functions
+    Rec("polygamma", lambda m, x: m.polygamma(m.full_like(x, 2.0), x), [POS], lambda x: _sp("polygamma")(2, x), tol=1e-5),
+    Rec("zeta", lambda m, s, q: m.zeta(s, q), [_f(2, 3, lo=1.5, hi=4.0), POS], _sp("zeta"), tol=1e-5),
+    Rec("igamma", lambda m, a, x: m.igamma(a, x), [POS, POS], _sp("gammainc"), order=1, tol=1e-5),
+    Rec("igammac", lambda m, a, x: m.igammac(a, x), [POS, POS], _sp("gammaincc"), order=1, tol=1e-5),
+    Rec("igamma_grad_a", lambda m, x: m.igamma_grad_a(m.full_like(x, 1.5), x), [POS], lambda x: _d_gammainc_da(SP_A, x).astype(np.float32), tol=1e-5),
+    Rec("random_gamma_grad", lambda m, x: m.random_gamma_grad(m.full_like(x, 1.5), x), [POS], lambda x: _np_random_gamma_grad(SP_A, x), tol=1e-5),
+    Rec("regularized_incomplete_beta", lambda m, x: m.betainc(m.full_like(x, 1.5), m.full_like(x, 2.5), x), [_f(2, 3, lo=0.1, hi=0.9)], lambda x: _sp("betainc")(SP_A, SP_B, x), tol=1e-5),
+    Rec("bessel_i0e", lambda m, x: m.bessel_i0e(x), [_f(2, 3, lo=-3, hi=3)], _sp("i0e"), tol=1e-5),
+    Rec("bessel_i1e", lambda m, x: m.bessel_i1e(x), [_f(2, 3, lo=-3, hi=3)], _sp("i1e"), tol=1e-5),
+]  # fmt: skip
+
+
+# Convolutions, windows, solvers and bits (lax/convolution.py, windowed.py,
+# linear_solve.py, bits.py, compiler_hints.py).
+
+
+def _np_conv(x, w, strides, pads, lhs_dil, rhs_dil, groups=1):
+    """Direct convolution in (N, C, spatial...) x (O, I, spatial...) layout."""
+    shape = [(n - 1) * d + 1 for n, d in zip(x.shape[2:], lhs_dil)]
+    xd = np.zeros((*x.shape[:2], *shape))
+    xd[(slice(None), slice(None), *(slice(None, None, d) for d in lhs_dil))] = x
+    xd = np.pad(xd, [(0, 0), (0, 0), *pads])
+    span = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], rhs_dil)]
+    out_sp = [(p - s) // st + 1 for p, s, st in zip(xd.shape[2:], span, strides)]
+    og, i = w.shape[0] // groups, w.shape[1]
+    out = np.zeros((x.shape[0], w.shape[0], *out_sp))
+    for off in np.ndindex(*w.shape[2:]):
+        idx = tuple(
+            slice(k * d, k * d + (m - 1) * s + 1, s)
+            for k, d, m, s in zip(off, rhs_dil, out_sp, strides)
+        )
+        patch = xd[(slice(None), slice(None), *idx)]
+        for g in range(groups):
+            wg = w[(slice(g * og, (g + 1) * og), slice(None), *off)]
+            out[:, g * og : (g + 1) * og] += np.einsum(
+                "nc...,oc->no...", patch[:, g * i : (g + 1) * i], wg
+            )
+    return out.astype(np.float32)
+
+
+def _np_windows(x, window, reduce):
+    """Reduce every (VALID, stride 1) window of a 2-D array."""
+    rows, cols = x.shape[0] - window[0] + 1, x.shape[1] - window[1] + 1
+    return np.array(
+        [
+            [reduce(x[r : r + window[0], c : c + window[1]]) for c in range(cols)]
+            for r in range(rows)
+        ],
+        np.float32,
+    )
+
+
+def _np_max_gather(t, x):
+    """The tangent at each 2x2 window's max (stride 1, VALID)."""
+    out = np.zeros((x.shape[0] - 1, x.shape[1] - 1), np.float32)
+    for r, c in np.ndindex(*out.shape):
+        k = np.argmax(x[r : r + 2, c : c + 2])
+        out[r, c] = t[r + k // 2, c + k % 2]
+    return out
+
+
+def _np_max_scatter(s, x):
+    out = np.zeros_like(x)
+    for r, c in np.ndindex(*s.shape):
+        k = np.argmax(x[r : r + 2, c : c + 2])
+        out[r + k // 2, c + k % 2] += s[r, c]
+    return out
+
+
+def _np_popcount(x):
+    return np.bitwise_count(x.view(np.uint32)).astype(np.int32)
+
+
+def _np_clz(x):
+    lengths = np.array([int(v).bit_length() for v in x.view(np.uint32).ravel()])
+    return (32 - lengths).reshape(x.shape).astype(np.int32)
+
+
+def _np_mulhi(x, y):
+    return ((x.astype(np.int64) * y.astype(np.int64)) >> 32).astype(np.int32)
+
+
+WINDOW = dict(window_dimensions=(2, 2), window_strides=(1, 1), padding=((0, 0), (0, 0)))
+WINDOW_DIL = dict(WINDOW, base_dilation=(1, 1), window_dilation=(1, 1))
+DISTINCT = lambda rng: (rng.permutation(12).reshape(3, 4) / 5.0 - 1).astype(np.float32)  # noqa: E731
+I_ANY = _i(2, 3, lo=-(2**31), hi=2**31 - 1)
+
+RECORDS += [
+    Rec("conv_general_dilated", lambda m, x, w: m.conv_general_dilated(x, w, (2,), [(1, 0)], (1,), (2,), None, 2), [_f(1, 4, 7), _f(4, 2, 2)], lambda x, w: _np_conv(x, w, (2,), [(1, 0)], (1,), (2,), 2), tol=1e-5),
+    Rec("conv_general_dilated_nhwc", lambda m, x, w: m.conv_general_dilated(x, w, (1, 2), [(0, 1), (1, 1)], (2, 1), None, ("NHWC", "HWIO", "NHWC")), [_f(1, 3, 3, 2), _f(2, 2, 2, 3)], lambda x, w: _np_conv(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), (1, 2), [(0, 1), (1, 1)], (2, 1), (1, 1)).transpose(0, 2, 3, 1), order=1, tol=1e-5),
+    Rec("reduce_window_sum", lambda m, x: m.reduce_window(x, 0.0, m.add, (2, 2), (1, 1), "VALID"), [F], lambda x: _np_windows(x, (2, 2), np.sum), tol=1e-6),
+    Rec("reduce_window_max", lambda m, x: m.reduce_window(x, -np.inf, m.max, (2, 2), (1, 1), "VALID"), [DISTINCT], lambda x: _np_windows(x, (2, 2), np.max)),
+    Rec("reduce_window_min", lambda m, x: m.reduce_window(x, np.inf, m.min, (2, 2), (1, 1), "VALID"), [DISTINCT], lambda x: _np_windows(x, (2, 2), np.min)),
+    Rec("reduce_window", lambda m, x: m.reduce_window(x, 1.0, lambda a, b: a * b, (2, 2), (1, 1), "VALID"), [F], lambda x: _np_windows(x, (2, 2), np.prod), tol=1e-6),
+    Rec("select_and_gather_add", lambda m, t, x: m.select_and_gather_add_p.bind(t, x, select_prim=m.ge_p, **WINDOW_DIL), [_f(3, 4), DISTINCT], _np_max_gather, order=1),
+    Rec("select_and_scatter_add", lambda m, s, x: m.select_and_scatter_add_p.bind(s, x, select_prim=m.ge_p, **WINDOW), [_f(2, 3), DISTINCT], _np_max_scatter, order=1),
+    Rec("reduce", lambda m, x: m.reduce(x, 1.0, lambda a, b: a * b, (1,)), [F], lambda x: x.prod(1), tol=1e-6),
+    Rec("custom_linear_solve", lambda m, d, b: m.custom_linear_solve(lambda v: d * v, b, lambda mv, b: b / d, symmetric=True), [POS, F], lambda d, b: b / d, tol=1e-6),
+    Rec("bitcast_convert_type", lambda m, x: m.bitcast_convert_type(x, np.int32), [F], lambda x: x.view(np.int32), order=0),
+    Rec("population_count", lambda m, x: m.population_count(x), [I_ANY], _np_popcount, order=0),
+    Rec("clz", lambda m, x: m.clz(x), [I_ANY], _np_clz, order=0),
+    Rec("mulhi", lambda m, x, y: m.mulhi(x, y), [I_ANY, I_ANY], _np_mulhi, order=0),
+    Rec("reduce_precision", lambda m, x: m.reduce_precision(x, 8, 23), [F], lambda x: x),
+    Rec("complex", lambda m, x, y: m.abs(m.complex(x, y)), [_away(2, 3), F], lambda x, y: np.abs(x + 1j * y).astype(np.float32), tol=1e-6),
+    Rec("optimization_barrier", lambda m, x, y: m.optimization_barrier((x, y)), [F, F], lambda x, y: (x, y)),
 ]  # fmt: skip
 
 

@@ -3,11 +3,10 @@
 Operands of an n-ary primitive share one dtype (jnp inserts `convert_element_type` to
 promote them) and broadcast as lax does: equal ranks with size-1 dimensions, or rank 0.
 Each primitive's rules are registered in one block right after its rule functions.
+Special functions (erf, lgamma, digamma, igamma, ...) live in `lax/special.py`.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -81,70 +80,6 @@ def _round_half_away(x):
     return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(x.dtype)
 
 
-def _vectorize_math(fn, pole=None):
-    """Vectorise a `math` function; `pole(x)` gives the value where it raises."""
-
-    def safe(v):
-        try:
-            return fn(v)
-        except (ValueError, OverflowError):
-            return pole(v) if pole is not None else np.nan
-
-    ufunc = np.frompyfunc(safe, 1, 1)
-
-    def apply(x):
-        x = np.asarray(x)
-        out = np.asarray(ufunc(x.astype(np.float64)), dtype=np.float64)
-        return out.astype(x.dtype)[()]
-
-    return apply
-
-
-def _erf_inv(x):
-    x = np.asarray(x)
-    w = x.astype(np.float64)
-    # Newton iterations on erf(y) = w from Giles' single-precision approximation.
-    t = -np.log((1.0 - w) * (1.0 + w))
-    y = _giles(w, t)
-    erf = np.frompyfunc(math.erf, 1, 1)
-    for _ in range(3):
-        err = erf(y).astype(np.float64) - w
-        y = y - err / (2 / np.sqrt(np.pi) * np.exp(-(y**2)))
-    y = np.where(np.abs(w) == 1, np.sign(w) * np.inf, y)
-    return np.where(np.abs(w) > 1, np.nan, y).astype(x.dtype)[()]
-
-
-def _giles(w, t):
-    small = t < 5
-    ts = t - 2.5
-    p = 2.81022636e-08
-    for c in (
-        3.43273939e-07,
-        -3.5233877e-06,
-        -4.39150654e-06,
-        0.00021858087,
-        -0.00125372503,
-        -0.00417768164,
-        0.246640727,
-        1.50140941,
-    ):
-        p = c + p * ts
-    tl = np.sqrt(np.maximum(t, 0)) - 3
-    q = -0.000200214257
-    for c in (
-        0.000100950558,
-        0.00134934322,
-        -0.00367342844,
-        0.00573950773,
-        -0.0076224613,
-        0.00943887047,
-        1.00167406,
-        2.83297682,
-    ):
-        q = c + q * tl
-    return np.where(small, p, q) * w
-
-
 # Derivatives of the unary primitives, as `d(t, y, x)`: the tangent of `y = f(x)` for
 # an input tangent `t`. Written with lax functions, so they are differentiable again.
 
@@ -167,14 +102,6 @@ def _d_acosh(t, y, x):
 
 def _d_cbrt(t, y, x):
     return mul(t, mul(1.0 / 3, integer_pow(y, -2)))
-
-
-def _d_erf(t, y, x):
-    return mul(t, mul(2 / np.sqrt(np.pi), exp(neg(mul(x, x)))))
-
-
-def _d_erf_inv(t, y, x):
-    return mul(t, mul(np.sqrt(np.pi) / 2, exp(mul(y, y))))
 
 
 _UNARY = [
@@ -231,22 +158,6 @@ _UNARY = [
     ("cbrt", np.cbrt, FLOAT, "np.cbrt({})", _d_cbrt),
     ("not", np.invert, INT_OR_BOOL, "np.invert({})", None),
     ("conj", np.conjugate, INEXACT, "np.conjugate({})", "linear"),
-    ("erf", _vectorize_math(math.erf), FLOAT, None, _d_erf),
-    (
-        "erfc",
-        _vectorize_math(math.erfc),
-        FLOAT,
-        None,
-        lambda t, y, x: neg(_d_erf(t, y, x)),
-    ),
-    ("erf_inv", _erf_inv, FLOAT, None, _d_erf_inv),
-    (
-        "lgamma",
-        _vectorize_math(math.lgamma, pole=lambda v: np.inf),
-        FLOAT,
-        None,
-        lambda t, y, x: mul(t, digamma(x)),
-    ),
 ]
 
 
@@ -290,53 +201,6 @@ sqrt_p, rsqrt_p, cbrt_p = (
     _unary_prims["cbrt"],
 )
 not_p, conj_p = _unary_prims["not"], _unary_prims["conj"]
-erf_p, erfc_p, erf_inv_p = (
-    _unary_prims["erf"],
-    _unary_prims["erfc"],
-    _unary_prims["erf_inv"],
-)
-lgamma_p = _unary_prims["lgamma"]
-
-
-# digamma: the derivative of lgamma (asymptotic series after shifting x above 6).
-
-
-def _digamma_np(x):
-    x = np.asarray(x)
-    v = x.astype(np.float64)
-    reflect = v < 0.5
-    w = np.where(reflect, 1.0 - v, v)
-    acc = np.zeros_like(w)
-    for _ in range(6):
-        small = w < 6
-        acc = acc - np.where(small, 1.0 / w, 0.0)
-        w = np.where(small, w + 1, w)
-    inv2 = 1.0 / (w * w)
-    series = (
-        np.log(w)
-        - 0.5 / w
-        - inv2
-        * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
-    )
-    out = acc + series
-    out = np.where(reflect, out - np.pi / np.tan(np.pi * v), out)
-    out = np.where((v <= 0) & (v == np.floor(v)), np.nan, out)
-    return out.astype(x.dtype)[()]
-
-
-def _digamma_jvp(primals, tangents):
-    raise NotImplementedError(
-        "Differentiation rule for 'digamma' not implemented: its derivative "
-        "polygamma(1, x) is not available in jaxlite yet (second derivatives of lgamma "
-        "need it)."
-    )
-
-
-digamma_p = Primitive("digamma")
-defunary(digamma_p, _digamma_np, FLOAT)
-batching.defvectorized(digamma_p)
-ad.jvp_rules[digamma_p] = _digamma_jvp
-
 # is_finite returns bool; fix its abstract eval and weak type.
 
 
@@ -356,9 +220,18 @@ def _real_dtype(dtype):
     return np.finfo(dtype).dtype if np.issubdtype(dtype, np.complexfloating) else dtype
 
 
+def _abs_jvp(t, x):
+    if not dtypes.issubdtype(x.dtype, np.complexfloating):
+        return mul(t, sign(x))
+    # d|x| = Re(conj(x) dx) / |x|, and 0 at x = 0 (as JAX).
+    magnitude = convert_element_type(abs(x), x.dtype)
+    safe = select(eq(magnitude, 0), full_of(magnitude, 1), magnitude)
+    return real(mul(t, div(conj(x), safe)))
+
+
 abs_p = Primitive("abs")
 defunary(abs_p, np.abs, NUMBER, out_dtype=_real_dtype, expr="np.abs({})")
-ad.defjvp(abs_p, lambda t, x: mul(t, sign(x)))
+ad.defjvp(abs_p, _abs_jvp)
 batching.defvectorized(abs_p)
 
 real_p = Primitive("real")
@@ -404,22 +277,25 @@ batching.defvectorized(round_p)
 
 
 def _integer_pow_impl(x, *, y):
-    if y < 0 and np.issubdtype(np.asarray(x).dtype, np.integer):
-        raise ValueError(f"integer_pow: negative exponent {y} of an integer array")
     return [np.power(x, y, dtype=np.asarray(x).dtype)]
 
 
 def _integer_pow_abstract(x, *, y):
     check_dtype("integer_pow", x.dtype, NUMBER)
+    if y < 0 and np.issubdtype(x.dtype, np.integer):
+        raise TypeError(
+            f"Integers cannot be raised to negative powers, got integer_pow({x}, {y})"
+        )
     return [x], no_effects
 
 
 def _integer_pow_jvp(t, x, *, y):
+    # As JAX: t * (y * x ** (y - 1)), with x ** 1 written as x.
     if y == 0:
         return mul(t, 0.0)
     if y == 1:
         return t
-    return mul(t, mul(integer_pow(x, y - 1), float(y)))
+    return mul(t, mul(float(y), x if y == 2 else integer_pow(x, y - 1)))
 
 
 integer_pow_p = Primitive("integer_pow")
@@ -433,13 +309,55 @@ batching.defvectorized(integer_pow_p)
 # Binary arithmetic
 
 
+def _int_div(x, y):
+    """Integer division rounding toward zero, with XLA's results where NumPy's are
+    undefined: x / 0 is -1 (all bits set: the maximum for unsigned types), and
+    INT_MIN / -1 wraps to INT_MIN."""
+    x, y = np.asarray(x), np.asarray(y)
+    zero = y == 0
+    if zero.any():
+        y = np.where(zero, np.ones((), y.dtype), y)
+    q = np.floor_divide(x, y)
+    fix = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
+    q = q + fix.astype(q.dtype)
+    if zero.any():
+        q = np.where(zero, np.array(-1).astype(q.dtype), q)
+    return q[()]
+
+
+def _int_rem(x, y):
+    """Remainder with the sign of x, as C's `%`; x % 0 is x (XLA's result)."""
+    x, y = np.asarray(x), np.asarray(y)
+    zero = y == 0
+    if not zero.any():
+        return np.fmod(x, y)
+    return np.where(zero, x, np.fmod(x, np.where(zero, np.ones((), y.dtype), y)))[()]
+
+
 def _div(x, y):
     x, y = np.asarray(x), np.asarray(y)
     if np.issubdtype(x.dtype, np.integer):
-        q = np.floor_divide(x, y)
-        fix = (np.remainder(x, y) != 0) & ((x < 0) != (y < 0))
-        return (q + fix.astype(q.dtype))[()]
+        return _int_div(x, y)
     return np.true_divide(x, y)[()]
+
+
+def _rem(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    if np.issubdtype(x.dtype, np.integer):
+        return _int_rem(x, y)
+    return np.fmod(x, y)
+
+
+def _int_or_float_lowering(int_fn, float_expr):
+    """A lowering that inlines `float_expr` for inexact operands and calls `int_fn`
+    for integer ones (their NumPy results differ from XLA's at a zero divisor)."""
+
+    def rule(ctx, x, y):
+        if np.issubdtype(ctx.avals_in()[0].dtype, np.integer):
+            return f"{ctx.add_global(int_fn, int_fn.__name__.lstrip('_'))}({x}, {y})"
+        return float_expr.format(x, y)
+
+    return rule
 
 
 def _pow(x, y):
@@ -621,7 +539,7 @@ _BINARY = [
     ("sub", np.subtract, NUMBER, "np.subtract({}, {})"),
     ("mul", np.multiply, NUMBER, "np.multiply({}, {})"),
     ("div", _div, NUMBER, None),
-    ("rem", np.fmod, NUMBER, "np.fmod({}, {})"),
+    ("rem", _rem, NUMBER, None),
     ("pow", _pow, INEXACT, None),
     ("max", np.maximum, ANY, "np.maximum({}, {})"),
     ("min", np.minimum, ANY, "np.minimum({}, {})"),
@@ -643,6 +561,8 @@ for _name, _fn, _kinds, _expr in _BINARY:
 
 add_p, sub_p, mul_p, div_p = (_binary_prims[n] for n in ("add", "sub", "mul", "div"))
 rem_p, pow_p, max_p, min_p = (_binary_prims[n] for n in ("rem", "pow", "max", "min"))
+lowering_rules[div_p] = _int_or_float_lowering(_int_div, "np.true_divide({}, {})")
+lowering_rules[rem_p] = _int_or_float_lowering(_int_rem, "np.fmod({}, {})")
 atan2_p, nextafter_p = _binary_prims["atan2"], _binary_prims["nextafter"]
 and_p, or_p, xor_p = _binary_prims["and"], _binary_prims["or"], _binary_prims["xor"]
 shift_left_p = _binary_prims["shift_left"]
@@ -827,8 +747,21 @@ def _clamp_jvp_hi(t, lo, x, hi):
 
 
 def _clamp_batch(axis_size, vals, dims):
-    operands = [batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims)]
-    return [clamp_p.bind(*operands)], [0]
+    from jaxlite.lax.structural import broadcast_in_dim
+
+    (lo, x, hi), (lo_dim, x_dim, hi_dim) = vals, dims
+    x = batching.bdim_at_front(x, x_dim, axis_size)
+    shape = np.shape(x)
+    bounds = []
+    for bound, dim in ((lo, lo_dim), (hi, hi_dim)):
+        if dim is batching.not_mapped and np.ndim(bound) == 0:
+            bounds.append(bound)  # a scalar bound stays a scalar
+            continue
+        bound = batching.bdim_at_front(bound, dim, axis_size)
+        if np.shape(bound) != shape:  # a batched scalar: one bound per example
+            bound = broadcast_in_dim(bound, shape, (0,))
+        bounds.append(bound)
+    return [clamp_p.bind(bounds[0], x, bounds[1])], [0]
 
 
 clamp_p = Primitive("clamp")
@@ -951,13 +884,6 @@ sinh, cosh, asinh, acosh, atanh = (
 sqrt, rsqrt, cbrt = _nary(sqrt_p), _nary(rsqrt_p), _nary(cbrt_p)
 bitwise_not, conj = _nary(not_p), _nary(conj_p)
 abs, real, imag = _nary(abs_p), _nary(real_p), _nary(imag_p)  # noqa: A001
-erf, erfc, erf_inv, lgamma = (
-    _nary(erf_p),
-    _nary(erfc_p),
-    _nary(erf_inv_p),
-    _nary(lgamma_p),
-)
-digamma = _nary(digamma_p)
 
 
 def round(x, rounding_method=RoundingMethod.AWAY_FROM_ZERO):  # noqa: A001

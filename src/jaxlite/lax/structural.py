@@ -33,6 +33,7 @@ from jaxlite.util import canonicalize_axis
 __all__ = [
     "broadcast",
     "broadcast_in_dim",
+    "broadcast_shapes",
     "broadcast_to_rank",
     "broadcasted_iota",
     "collapse",
@@ -47,6 +48,7 @@ __all__ = [
     "stack",
     "tile",
     "transpose",
+    "unstack",
 ]
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -597,6 +599,29 @@ def split(operand_, sizes, axis=0):
     sizes = tuple(operator.index(s) for s in sizes)
     axis = canonicalize_axis(axis, np.ndim(x))
     return split_p.bind(x, axis=axis, sizes=sizes)
+
+
+def unstack(x, axis=0):
+    """The slices of `x` along `axis`, as a tuple (the inverse of `stack`)."""
+    x = operand(x)
+    axis = canonicalize_axis(axis, np.ndim(x))
+    pieces = split(x, (1,) * np.shape(x)[axis], axis)
+    return tuple(squeeze(p, (axis,)) for p in pieces)
+
+
+def broadcast_shapes(*shapes):
+    """The NumPy-style broadcast of `shapes` (ranks are aligned on the right)."""
+    shapes = [tuple(operator.index(d) for d in s) for s in shapes]
+    if not shapes:
+        raise ValueError("broadcast_shapes needs at least one shape.")
+    rank = max(len(s) for s in shapes)
+    out = []
+    for ds in zip(*((1,) * (rank - len(s)) + s for s in shapes)):
+        sizes = {d for d in ds if d != 1}
+        if len(sizes) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------------------

@@ -1,1 +1,6 @@
-"""jaxlite.nn: placeholder, filled by the jax.nn work."""
+"""jaxlite.nn: the `jax.nn` API: activation functions, `softmax` and friends,
+`one_hot`, `dot_product_attention`, and the parameter initializers in
+`jaxlite.nn.initializers`."""
+
+from jaxlite.nn import initializers  # noqa: F401
+from jaxlite.nn.functions import *  # noqa: F403

@@ -21,7 +21,21 @@ from jaxlite.numpy.reductions import *  # noqa: F403
 from jaxlite.numpy.scalar_types import *  # noqa: F403
 from jaxlite.numpy.shape import *  # noqa: F403
 from jaxlite.numpy.sorting import *  # noqa: F403
+from jaxlite.numpy.setops import *  # noqa: F403
+from jaxlite.numpy.calculus import *  # noqa: F403
+from jaxlite.numpy.statistics import *  # noqa: F403
+from jaxlite.numpy.polynomial import *  # noqa: F403
+from jaxlite.numpy.signal import *  # noqa: F403
+from jaxlite.numpy.vectorize import *  # noqa: F403
 from jaxlite.numpy.ufuncs import *  # noqa: F403
+from jaxlite.numpy.ufunc_api import *  # noqa: F403
+from jaxlite.numpy.number_parts import *  # noqa: F403
+from jaxlite.numpy.logic import *  # noqa: F403
+from jaxlite.numpy.index_tricks import *  # noqa: F403
+from jaxlite.numpy.array_editing import *  # noqa: F403
+from jaxlite.numpy.bit_packing import *  # noqa: F403
+from jaxlite.numpy.host_io import *  # noqa: F403
+from jaxlite.numpy.array_api_metadata import *  # noqa: F403
 from jaxlite.numpy.array_methods import attach_methods as _attach_methods  # noqa: I001
 import numpy as _np
 
@@ -31,5 +45,13 @@ integer, signedinteger = _np.integer, _np.signedinteger
 unsignedinteger, complexfloating = _np.unsignedinteger, _np.complexfloating
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
+
+
+def i0(x):
+    """The modified Bessel function of the first kind, order 0 (real inputs)."""
+    from jaxlite.scipy.special import _jnp_i0
+
+    return _jnp_i0(x)
+
 
 _attach_methods(__import__(__name__, fromlist=["*"]))

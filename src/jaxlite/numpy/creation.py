@@ -25,6 +25,7 @@ __all__ = [
     "arange",
     "array",
     "asarray",
+    "astype",
     "copy",
     "diag",
     "diagflat",
@@ -32,6 +33,7 @@ __all__ = [
     "empty",
     "empty_like",
     "eye",
+    "fromfunction",
     "full",
     "full_like",
     "geomspace",
@@ -182,6 +184,18 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=N
     if dtype is None and (type(a) is Array or isinstance(a, Tracer)) and not copy:
         return a
     return _array(a, dtype, bool(copy), order, 0, "asarray")
+
+
+def astype(x, dtype, /, *, copy=False, device=None):
+    """`x` converted to `dtype` (the array API spelling of `x.astype(dtype)`)."""
+    check_arraylike("astype", x)
+    if dtype is None:
+        dtype = dtypes.default_float_dtype()
+    dtype = dtypes.check_user_dtype_supported(dtype, "astype")
+    out = lax.convert_element_type(x, dtype)
+    if copy and out is x:
+        out = array(x, copy=True)
+    return out
 
 
 def copy(a, order=None):
@@ -455,6 +469,22 @@ def indices(dimensions, dtype=None, sparse=False):
     if not outs:
         return lax.full((0,), 0, dtype)
     return lax.stack(outs, 0)
+
+
+def fromfunction(function, shape, *, dtype=float, **kwargs):
+    """`function(i, j, ...)` evaluated at every index of a grid of `shape`.
+
+    As in JAX, `function` is mapped with `vmap` over one axis at a time, so it is
+    called on scalar indices (of `dtype`); it cannot branch on their values.
+    """
+    from jaxlite.api_vmap import vmap
+
+    shape = canonicalize_shape(shape)
+    dtype = dtypes.check_user_dtype_supported(dtype, "fromfunction")
+    for i in range(len(shape)):
+        in_axes = tuple(0 if j == i else None for j in range(len(shape)))
+        function = vmap(function, in_axes=in_axes[::-1])
+    return function(*(lax.iota(dtype, n) for n in shape), **kwargs)
 
 
 # ----------------------------------------------------------------------------------

@@ -543,10 +543,13 @@ def var(
     (`ddof` is the NumPy name of `correction`); NaN where that is not positive."""
     correction = _correction(ddof, correction)
     (a,) = _arraylike("var", a)
-    return _var("var", a, axis, dtype, out, correction, keepdims, where, mean)
+    return _var("var", a, axis, dtype, out, correction, keepdims, where, mean, False)
 
 
-def _var(name, a, axis, dtype, out, correction, keepdims, where, a_mean):
+def _var(name, a, axis, dtype, out, correction, keepdims, where, a_mean, skip_nan):
+    """var, std and (with `skip_nan`) their NaN-ignoring forms: the NaNs join the
+    `where` mask, and their deviations are zeroed before squaring so that no NaN
+    reaches a derivative."""
     _no_out(name, out)
     where = _check_where(name, where)
     axes = reduction_axes(name, axis, np.ndim(a))
@@ -554,12 +557,19 @@ def _var(name, a, axis, dtype, out, correction, keepdims, where, a_mean):
         dtype = _user_dtype(dtype, name)
     computation_dtype, dtype = _var_dtypes(a.dtype, dtype)
     a = lax.convert_element_type(a, computation_dtype)
+    not_nan = None
+    if skip_nan:
+        not_nan = lax.bitwise_not(_isnan(a))
+        where = not_nan if where is None else _and_where(not_nan, where)
     if a_mean is None:
         a_mean = _mean(a, axes, computation_dtype, None, True, where, False)
     else:
         (a_mean,) = _arraylike(name, a_mean)
         a_mean = lax.convert_element_type(a_mean, computation_dtype)
-    centered = _squared_magnitude(_sub_broadcast(a, a_mean))
+    deviation = _sub_broadcast(a, a_mean)
+    if not_nan is not None:
+        deviation = _where(not_nan, deviation, 0)
+    centered = _squared_magnitude(deviation)
     real_dtype = np.dtype(centered.dtype)
     normalizer = _count(a, axes, keepdims, where, real_dtype)
     normalizer = lax.sub(normalizer, lax.convert_element_type(correction, real_dtype))
@@ -608,7 +618,8 @@ def std(
         dtype = _user_dtype(dtype, "std")
         if not _is_inexact(dtype):
             raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
-    return lax.sqrt(_var("std", a, axis, dtype, out, correction, keepdims, where, mean))
+    args = (axis, dtype, out, correction, keepdims, where, mean, False)
+    return lax.sqrt(_var("std", a, *args))
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
@@ -658,25 +669,22 @@ def _isnan(x):
     return lax.ne(x, x)
 
 
-def _nan_reduction(
-    name, a, reduction, init_val, nan_if_all_nan, axis, keepdims, where, **kwargs
-):
+def _nan_reduction(name, reduction, fill, a, axis, keepdims, where, **kwargs):
+    """`reduction` with NaNs replaced by `fill` (its identity). nanmax and nanmin
+    (no `initial`) give NaN where every element is NaN. Non-float inputs have no
+    NaNs: the plain reduction."""
     (a,) = _arraylike(name, a)
     where = _check_where(name, where)
+    if kwargs.get("dtype") is not None:
+        kwargs["dtype"] = _user_dtype(kwargs["dtype"], name)
+    kwargs.update(axis=axis, keepdims=keepdims, where=where)
     if not _is_inexact(a.dtype):
-        return reduction(a, axis=axis, keepdims=keepdims, where=where, **kwargs)
+        return reduction(a, **kwargs)
     nan = _isnan(a)
-    out = reduction(
-        _where(lax.bitwise_not(nan), a, init_val),
-        axis=axis,
-        keepdims=keepdims,
-        where=where,
-        **kwargs,
-    )
-    if nan_if_all_nan:
-        return _where(
-            lax.bitwise_not(all(nan, axis=axis, keepdims=keepdims)), out, np.nan
-        )
+    out = reduction(_where(lax.bitwise_not(nan), a, fill), **kwargs)
+    if reduction in (max, min) and kwargs["initial"] is None:
+        all_nan = all(nan, axis=axis, keepdims=keepdims)
+        return _where(lax.bitwise_not(all_nan), out, np.nan)
     return out
 
 
@@ -684,74 +692,33 @@ def nansum(
     a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None
 ):
     """`sum` treating NaNs as zero."""
-    if dtype is not None:
-        dtype = _user_dtype(dtype, "nansum")
-    return _nan_reduction(
-        "nansum",
-        a,
-        sum,
-        0,
-        False,
-        axis,
-        keepdims,
-        where,
-        dtype=dtype,
-        out=out,
-        initial=initial,
-    )
+    kw = dict(dtype=dtype, out=out, initial=initial)
+    return _nan_reduction("nansum", sum, 0, a, axis, keepdims, where, **kw)
 
 
 def nanprod(
     a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None
 ):
     """`prod` treating NaNs as one."""
-    if dtype is not None:
-        dtype = _user_dtype(dtype, "nanprod")
-    return _nan_reduction(
-        "nanprod",
-        a,
-        prod,
-        1,
-        False,
-        axis,
-        keepdims,
-        where,
-        dtype=dtype,
-        out=out,
-        initial=initial,
-    )
+    kw = dict(dtype=dtype, out=out, initial=initial)
+    return _nan_reduction("nanprod", prod, 1, a, axis, keepdims, where, **kw)
 
 
 def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """`max` ignoring NaNs (NaN where all are NaN and there is no `initial`)."""
-    return _nan_reduction(
-        "nanmax",
-        a,
-        max,
-        -np.inf,
-        initial is None,
-        axis,
-        keepdims,
-        where,
-        out=out,
-        initial=initial,
-    )
+    kw = dict(out=out, initial=initial)
+    return _nan_reduction("nanmax", max, -np.inf, a, axis, keepdims, where, **kw)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """`min` ignoring NaNs (NaN where all are NaN and there is no `initial`)."""
-    return _nan_reduction(
-        "nanmin",
-        a,
-        min,
-        np.inf,
-        initial is None,
-        axis,
-        keepdims,
-        where,
-        out=out,
-        initial=initial,
-    )
+    kw = dict(out=out, initial=initial)
+    return _nan_reduction("nanmin", min, np.inf, a, axis, keepdims, where, **kw)
+
+
+def _and_where(mask, where):
+    """`mask & where`, `where` broadcast to mask's shape."""
+    return lax.bitwise_and(mask, _broadcast_to(where, tuple(np.shape(mask))))
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
@@ -759,58 +726,27 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     _no_out("nanmean", out)
     (a,) = _arraylike("nanmean", a)
     where = _check_where("nanmean", where)
-    if not _is_inexact(a.dtype):
-        return mean(a, axis, dtype, None, keepdims, where=where)
-    dtype = _to_inexact(a.dtype) if dtype is None else _user_dtype(dtype, "mean")
-    not_nan = lax.bitwise_not(_isnan(a))
-    normalizer = sum(not_nan, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
-    total = nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where)
-    return lax.div(total, normalizer)
+    if _is_inexact(a.dtype):
+        not_nan = lax.bitwise_not(_isnan(a))
+        where = not_nan if where is None else _and_where(not_nan, where)
+    return _mean(a, axis, dtype, None, keepdims, where, False)
 
 
 def nanvar(
     a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None
 ):  # noqa: A002
     """`var` of the non-NaN elements."""
-    _no_out("nanvar", out)
     (a,) = _arraylike("nanvar", a)
-    return _nanvar("nanvar", a, axis, dtype, ddof, keepdims, where, mean)
-
-
-def _nanvar(name, a, axis, dtype, ddof, keepdims, where, a_mean):
-    where = _check_where(name, where)
-    if dtype is not None:
-        dtype = _user_dtype(dtype, name)
-    computation_dtype, dtype = _var_dtypes(a.dtype, dtype)
-    a = lax.convert_element_type(a, computation_dtype)
-    axes = reduction_axes(name, axis, np.ndim(a))
-    if a_mean is None:
-        a_mean = nanmean(a, axes, dtype=computation_dtype, keepdims=True, where=where)
-    else:
-        (a_mean,) = _arraylike(name, a_mean)
-        a_mean = lax.convert_element_type(a_mean, computation_dtype)
-    nan = _isnan(a)
-    centered = _where(lax.bitwise_not(nan), _sub_broadcast(a, a_mean), 0)
-    centered = _squared_magnitude(centered)
-    normalizer = sum(lax.bitwise_not(nan), axis=axes, keepdims=keepdims, where=where)
-    normalizer = lax.sub(normalizer, lax.convert_element_type(ddof, normalizer.dtype))
-    empty = lax.le(normalizer, lax.full((), 0, normalizer.dtype))
-    total = sum(centered, axes, keepdims=keepdims, where=where)
-    total = _where(lax.bitwise_not(empty), total, np.nan)
-    divisor = lax.select(
-        empty, lax.full(np.shape(empty), 1, normalizer.dtype), normalizer
-    )
-    result = lax.div(total, lax.convert_element_type(divisor, total.dtype))
-    return lax.convert_element_type(result, dtype)
+    return _var("nanvar", a, axis, dtype, out, ddof, keepdims, where, mean, True)
 
 
 def nanstd(
     a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None
 ):  # noqa: A002
     """`std` of the non-NaN elements."""
-    _no_out("nanstd", out)
     (a,) = _arraylike("nanstd", a)
-    return lax.sqrt(_nanvar("nanstd", a, axis, dtype, ddof, keepdims, where, mean))
+    args = (axis, dtype, out, ddof, keepdims, where, mean, True)
+    return lax.sqrt(_var("nanstd", a, *args))
 
 
 # --------------------------------------------------------------------------------------
@@ -990,15 +926,9 @@ def _weights_like(weights, shape, axes, axis):
 
 
 def _sort(operands, dimension):
-    sort = getattr(lax, "sort", None)
-    if sort is None:
-        raise NotImplementedError(
-            "jnp.quantile and jnp.median need lax.sort, which this build of jaxlite "
-            "does not have yet."
-        )
     if len(operands) == 1:
-        return [sort(operands[0], dimension=dimension)]
-    return list(sort(tuple(operands), dimension=dimension, num_keys=1))
+        return [lax.sort(operands[0], dimension=dimension)]
+    return list(lax.sort(tuple(operands), dimension=dimension, num_keys=1))
 
 
 def _sorted_quantile(x, q, method, squash_nans, weights):
@@ -1139,18 +1069,12 @@ def _inverted_cdf(x, q, count, squash_nans, weights):
 
 
 def _weighted_cdf_index(x, q, weights, q_ndim, last):
-    cumsum = getattr(lax, "cumsum", None)
-    if cumsum is None:
-        raise NotImplementedError(
-            "weighted quantiles need lax.cumsum, which this build of jaxlite does not "
-            "have yet."
-        )
     out_shape = tuple(np.shape(q))
     bad = lax.bitwise_or(lax.lt(weights, lax.full_like(weights, 0)), _isnan(weights))
     clean = lax.select(
         lax.bitwise_or(bad, _isnan(x)), lax.full_like(weights, 0), weights
     )
-    cum = cumsum(clean, axis=last)
+    cum = lax.cumsum(clean, axis=last)
     total = lax.reduce_max(cum, (last,))
     total = lax.broadcast_in_dim(total, out_shape, tuple(range(q_ndim, len(out_shape))))
     target = lax.mul(lax.convert_element_type(q, total.dtype), total)

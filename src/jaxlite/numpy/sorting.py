@@ -7,7 +7,11 @@ every element (`method="compare_all"`, the only one that needs no gather), using
 total order in which NaN is the largest value and -0.0 equals 0.0.
 
 argmax and argmin live here rather than with the reductions: they return positions, like
-argsort, and are built on their own lax primitives.
+argsort, and are built on their own lax primitives; so do their NaN-skipping forms.
+
+partition and argpartition produce JAX's arrangement (the k+1 smallest in ascending
+order, then the others: values descending, indices in their original order) from one
+sort whose ties between -0.0 and 0.0 are broken by the sign, as XLA's top_k does.
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite import dtypes, lax
-from jaxlite.core import concrete_or_error
 from jaxlite.numpy.creation import asarray
 from jaxlite.numpy.ufuncs import check_arraylike, promote_dtypes
 from jaxlite.util import canonicalize_axis
@@ -34,7 +37,10 @@ __all__ = [
     "cumulative_prod",
     "nancumsum",
     "nancumprod",
-    "unique",
+    "partition",
+    "argpartition",
+    "nanargmax",
+    "nanargmin",
 ]
 
 
@@ -321,89 +327,103 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 
 
 # ----------------------------------------------------------------------------------------
-# unique
+# partition and argpartition
 
 
-def unique(
-    ar,
-    return_index=False,
-    return_inverse=False,
-    return_counts=False,
-    axis=None,
-    *,
-    equal_nan=True,
-    size=None,
-    fill_value=None,
-    sorted=True,
-):
-    """The sorted unique values of `ar` (and optionally indices, inverse and counts).
+def _partition_setup(fun_name, a, kth, axis):
+    check_arraylike(fun_name, a)
+    a = asarray(a)
+    if a.ndim == 0:
+        raise TypeError(f"{fun_name} requires an array of at least one dimension.")
+    axis = canonicalize_axis(axis, a.ndim)
+    n = a.shape[axis]
+    kth = canonicalize_axis(kth, n)
+    a = lax.transpose(a, _to_last(axis, a.ndim))
+    return a, kth, axis, n
 
-    The number of unique values decides the output shape, so `ar` must be concrete; under
-    `jit` this raises ConcretizationTypeError even when `size` is given.
-    """
-    check_arraylike("unique", ar)
-    context = (
-        "The error arose for the first argument of jnp.unique(). jaxlite computes "
-        "unique values only for concrete arrays: call jnp.unique outside of jit."
+
+def _to_last(axis, ndim):
+    return (*[d for d in range(ndim) if d != axis], axis)
+
+
+def _from_last(axis, ndim):
+    return tuple(int(i) for i in np.argsort(_to_last(axis, ndim)))
+
+
+def _ascending(a):
+    """`(sorted a, permutation)` along the last axis: stable, NaN last, and -0.0
+    before 0.0."""
+    last = a.ndim - 1
+    iota = lax.broadcasted_iota(dtypes.default_int_dtype(), a.shape, last)
+    if dtypes.issubdtype(a.dtype, np.floating):
+        positive = lax.bitwise_not(_signbit(a))
+        out, _, perm = lax.sort((a, positive, iota), dimension=last, num_keys=2)
+        return out, perm
+    return lax.sort((a, iota), dimension=last, num_keys=1)
+
+
+def _signbit(a):
+    """x < 0, and True for -0.0 (whose atan2 with -1 is -pi): no division by zero."""
+    zero = lax.full_like(a, 0)
+    negative_zero = lax.bitwise_and(
+        lax.eq(a, zero), lax.lt(lax.atan2(a, lax.full_like(a, -1)), zero)
     )
-    a = concrete_or_error(np.asarray, ar, context)
-    if axis is not None:
-        axis = canonicalize_axis(axis, a.ndim)
-    results = np.unique(
-        a,
-        return_index=True,
-        return_inverse=True,
-        return_counts=True,
-        axis=axis,
-        equal_nan=equal_nan,
-    )
-    values, index, inverse, counts = results
-    if axis is None:
-        inverse = inverse.reshape(a.shape) if a.ndim else inverse.reshape(())
-    if size is not None:
-        values, index, counts = _resize_unique(
-            values, index, counts, size, fill_value, axis, a
-        )
-    int_dtype = dtypes.default_int_dtype()
-    outs = [asarray(values)]
-    if return_index:
-        outs.append(asarray(index.astype(int_dtype)))
-    if return_inverse:
-        outs.append(asarray(inverse.astype(int_dtype)))
-    if return_counts:
-        outs.append(asarray(counts.astype(int_dtype)))
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return lax.bitwise_or(lax.lt(a, zero), negative_zero)
 
 
-def _resize_unique(values, index, counts, size, fill_value, axis, a):
-    size = int(size)
-    found = values.shape[0 if axis is None else axis]
-    if axis is None:
-        axis = 0
-    if found >= size:
-        take = np.arange(size)
-        return (np.take(values, take, axis), index[:size], counts[:size])
-    missing = size - found
-    if fill_value is None:
-        if not found:
-            raise ValueError(
-                "jnp.unique: for zero-sized input with nonzero size argument, "
-                "fill_value must be specified"
-            )
-        fill = np.take(values, [0] * missing, axis)
-    else:
-        fill = np.full(
-            _with_axis(values.shape, axis, missing), fill_value, values.dtype
-        )
-    pad_index = np.full(missing, index[0] if found else 0, index.dtype)
-    return (
-        np.concatenate([values, fill], axis),
-        np.concatenate([index, pad_index]),
-        np.concatenate([counts, np.zeros(missing, counts.dtype)]),
-    )
+def partition(a, kth, axis=-1):
+    """A copy of `a` with the element that would sit at position `kth` of the sorted
+    array there, the smaller ones before it (ascending) and the others after it
+    (descending), along `axis`."""
+    a, kth, axis, n = _partition_setup("partition", a, kth, axis)
+    last = a.ndim - 1
+    ordered, _ = _ascending(a)
+    bottom = lax.slice_in_dim(ordered, 0, kth + 1, axis=last)
+    top = lax.rev(lax.slice_in_dim(ordered, kth + 1, n, axis=last), (last,))
+    out = lax.concatenate([bottom, top], last)
+    return lax.transpose(out, _from_last(axis, a.ndim))
 
 
-def _with_axis(shape, axis, n):
-    shape = list(shape)
-    shape[axis] = n
-    return tuple(shape)
+def argpartition(a, kth, axis=-1):
+    """Indices that partition `a` as `partition` does: those of the k+1 smallest
+    elements in ascending order of value, then the others in increasing order."""
+    a, kth, axis, n = _partition_setup("argpartition", a, kth, axis)
+    last = a.ndim - 1
+    _, perm = _ascending(a)
+    bottom = lax.slice_in_dim(perm, 0, kth + 1, axis=last)
+    # The rank of each element in the sort; the others are those ranked past kth.
+    iota = lax.broadcasted_iota(perm.dtype, perm.shape, last)
+    _, rank = lax.sort((perm, iota), dimension=last, num_keys=1)
+    in_bottom = lax.le(rank, lax.full(rank.shape, kth, rank.dtype))
+    _, others = lax.sort((in_bottom, iota), dimension=last, num_keys=1)
+    top = lax.slice_in_dim(others, 0, n - kth - 1, axis=last)
+    out = lax.concatenate([bottom, top], last)
+    return lax.transpose(out, _from_last(axis, a.ndim))
+
+
+# ----------------------------------------------------------------------------------------
+# nanargmax and nanargmin
+
+
+def _nanargminmax(fun_name, lax_fn, fill, a, axis, out, keepdims):
+    check_arraylike(fun_name, a)
+    a = asarray(a)
+    if not dtypes.issubdtype(a.dtype, np.inexact):
+        return _argminmax(fun_name, lax_fn, a, axis, out, keepdims)
+    nan = lax.ne(a, a)
+    clean = lax.select(nan, lax.full_like(a, fill), a)
+    index = _argminmax(fun_name, lax_fn, clean, axis, out, keepdims)
+    from jaxlite.numpy.reductions import all as all_
+
+    all_nan = all_(nan, axis=axis, keepdims=bool(keepdims))
+    return lax.select(all_nan, lax.full_like(index, -1), index)
+
+
+def nanargmax(a, axis=None, out=None, keepdims=None):
+    """`argmax` ignoring NaNs; -1 where every element is NaN."""
+    return _nanargminmax("nanargmax", lax.argmax, -np.inf, a, axis, out, keepdims)
+
+
+def nanargmin(a, axis=None, out=None, keepdims=None):
+    """`argmin` ignoring NaNs; -1 where every element is NaN."""
+    return _nanargminmax("nanargmin", lax.argmin, np.inf, a, axis, out, keepdims)

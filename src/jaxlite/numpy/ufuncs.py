@@ -13,6 +13,7 @@ import numpy as np
 from jaxlite import dtypes, lax
 from jaxlite.core import Array, Tracer
 from jaxlite.lax import elementwise as ew
+from jaxlite.lax.custom_derivatives import custom_jvp
 
 _SCALARS = (int, float, complex, bool)
 
@@ -115,6 +116,17 @@ __all__ = [
     "select",
     "clip",
     "nan_to_num",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "angle",
+    "iscomplex",
+    "isreal",
+    "logaddexp2",
 ]
 
 
@@ -285,10 +297,50 @@ arccosh = _unary("arccosh", ew.acosh_p, promote_args_inexact)
 arctanh = _unary("arctanh", ew.atanh_p, promote_args_inexact)
 sqrt = _unary("sqrt", ew.sqrt_p, promote_args_inexact)
 cbrt = _unary("cbrt", ew.cbrt_p, promote_args_inexact)
-conjugate = conj = _unary("conjugate", ew.conj_p)
-real = _unary("real", ew.real_p)
-imag = _unary("imag", ew.imag_p)
-isfinite = _unary("isfinite", ew.is_finite_p)
+
+
+def conjugate(x, /):
+    """The complex conjugate of `x` (`x` itself when it is not complex)."""
+    (x,) = promote_args("conjugate", x)
+    if dtypes.issubdtype(np.dtype(x.dtype), np.complexfloating):
+        return ew.conj_p.bind(x)
+    return x
+
+
+conj = conjugate
+
+
+def real(val, /):
+    """The real part of `val` (`val` itself when it is not complex)."""
+    (val,) = promote_args("real", val)
+    if dtypes.issubdtype(np.dtype(val.dtype), np.complexfloating):
+        return ew.real_p.bind(val)
+    return val
+
+
+def imag(val, /):
+    """The imaginary part of `val` (zeros when it is not complex)."""
+    (val,) = promote_args("imag", val)
+    if dtypes.issubdtype(np.dtype(val.dtype), np.complexfloating):
+        return ew.imag_p.bind(val)
+    return lax.full_like(val, 0)
+
+
+def isfinite(x, /):
+    """True where `x` is neither infinite nor NaN (both parts, for complex `x`)."""
+    (x,) = promote_args("isfinite", x)
+    dtype = np.dtype(x.dtype)
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        return logical_and(isfinite(real(x)), isfinite(imag(x)))
+    if dtypes.issubdtype(dtype, np.inexact):
+        return ew.is_finite_p.bind(x)
+    return lax.full_like(x, True, dtype=np.bool_)
+
+
+def _bool_like(x, value):
+    """A bool array of `x`'s shape (and weak type) filled with `value`."""
+    v = lax.convert_element_type(value, np.bool_, getattr(x, "weak_type", False))
+    return lax.broadcast_in_dim(v, np.shape(x), ())
 
 
 def _is_exact(x):
@@ -312,7 +364,7 @@ def floor_divide(x1, x2, /):
             return q
         r = ew.rem_p.bind(x1, x2)
         fix = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(x2, 0)))
-        return lax.select(fix, subtract(q, lax.convert_element_type(1, dtype)), q)
+        return lax.select(fix, subtract(q, 1), q)
     return floor(ew.div_p.bind(x1, x2))
 
 
@@ -435,6 +487,8 @@ abs = absolute  # noqa: A001
 
 def fabs(x, /):
     (x,) = promote_args_inexact("fabs", x)
+    if dtypes.issubdtype(np.dtype(x.dtype), np.complexfloating):
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
     return ew.abs_p.bind(x)
 
 
@@ -481,12 +535,31 @@ fix = trunc
 
 
 def rint(x, /):
-    (x,) = promote_args_inexact("rint", x)
+    """`x` rounded to the nearest integer (ties to even), as a float."""
+    check_arraylike("rint", x)
+    (x,) = promote_dtypes(x)
+    dtype = np.dtype(x.dtype)
+    if not dtypes.issubdtype(dtype, np.inexact):
+        return lax.convert_element_type(x, dtypes.default_float_dtype())
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        return _complex_from_parts(rint(real(x)), rint(imag(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
+def _complex_from_parts(re, im):
+    return add(re, multiply(im, 1j))
+
+
 def round(a, decimals=0, out=None):  # noqa: A001
+    """`a` rounded to `decimals` decimal places (ties to even)."""
+    import operator
+
+    decimals = operator.index(decimals)
+    if out is not None:
+        raise ValueError("The 'out' argument to jnp.round is not supported.")
     (a,) = promote_args_numeric("round", a)
+    if dtypes.issubdtype(np.dtype(a.dtype), np.complexfloating):
+        return _complex_from_parts(round(real(a), decimals), round(imag(a), decimals))
     if _is_exact(a):
         if decimals >= 0:
             return a
@@ -513,23 +586,86 @@ def log10(x, /):
 
 
 def logaddexp(x1, x2, /):
+    """`log(exp(x1) + exp(x2))` without overflow."""
     x1, x2 = promote_args_inexact("logaddexp", x1, x2)
-    amax = maximum(x1, x2)
-    delta = subtract(x1, x2)
-    safe = lax.select(
-        isnan(delta), amax, add(amax, log1p(exp(negative(absolute(delta)))))
-    )
-    return safe
+    return _logaddexp(x1, x2)
+
+
+def logaddexp2(x1, x2, /):
+    """`log2(2**x1 + 2**x2)` without overflow."""
+    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+    return _logaddexp2(x1, x2)
+
+
+def _log_add(x1, x2, exp_fn, scale, period):
+    # amax + scale * log1p(exp_fn(-|x1 - x2|)); where the difference is NaN (a NaN,
+    # or infinities of the same sign) the plain sum gives the right answer.
+    amax = ew.max_p.bind(x1, x2)
+    dtype = np.dtype(x1.dtype)
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        delta = subtract(add(x1, x2), multiply(amax, 2))
+        out = add(amax, multiply(log1p(exp_fn(delta)), scale))
+        im = imag(out)
+        turns = floor(true_divide(add(im, period), 2 * period))
+        wrapped = subtract(im, multiply(turns, 2 * period))
+        return add(real(out), multiply(wrapped, 1j))
+    delta = ew.sub_p.bind(x1, x2)
+    delta_is_nan = ew.ne_p.bind(delta, delta)
+    plain_sum = ew.add_p.bind(x1, x2)
+    tail = log1p(exp_fn(ew.neg_p.bind(ew.abs_p.bind(delta))))
+    if scale != 1:
+        tail = multiply(tail, scale)
+    return lax.select(delta_is_nan, plain_sum, ew.add_p.bind(amax, tail))
+
+
+def _finite_or_zero(x):
+    """`x` with +inf replaced by 0 (so that `inf - inf` never appears in a JVP)."""
+    return lax.select(isposinf(real(x)), lax.full_like(x, 0), x)
+
+
+def _log_add_jvp(fn, exp_fn, primals, tangents):
+    x1, x2 = primals
+    t1, t2 = tangents
+    out = fn(x1, x2)
+    w1 = exp_fn(subtract(_finite_or_zero(x1), _finite_or_zero(out)))
+    w2 = exp_fn(subtract(_finite_or_zero(x2), _finite_or_zero(out)))
+    return out, add(multiply(t1, w1), multiply(t2, w2))
+
+
+def _logaddexp_fun(x1, x2):
+    return _log_add(x1, x2, exp, 1.0, float(np.pi))
+
+
+def _logaddexp2_fun(x1, x2):
+    return _log_add(x1, x2, exp2, float(1 / np.log(2)), float(np.pi / np.log(2)))
+
+
+_logaddexp_fun.__name__ = "logaddexp"
+_logaddexp2_fun.__name__ = "logaddexp2"
+_logaddexp = custom_jvp(_logaddexp_fun)
+_logaddexp2 = custom_jvp(_logaddexp2_fun)
+
+
+def _logaddexp_jvp(primals, tangents):
+    return _log_add_jvp(_logaddexp, exp, primals, tangents)
+
+
+def _logaddexp2_jvp(primals, tangents):
+    return _log_add_jvp(_logaddexp2, exp2, primals, tangents)
+
+
+_logaddexp.defjvp(_logaddexp_jvp)
+_logaddexp2.defjvp(_logaddexp2_jvp)
 
 
 def deg2rad(x, /):
     (x,) = promote_args_inexact("deg2rad", x)
-    return multiply(x, lax.convert_element_type(np.pi / 180, x.dtype))
+    return multiply(x, np.pi / 180)
 
 
 def rad2deg(x, /):
     (x,) = promote_args_inexact("rad2deg", x)
-    return multiply(x, lax.convert_element_type(180 / np.pi, x.dtype))
+    return multiply(x, 180 / np.pi)
 
 
 radians, degrees = deg2rad, rad2deg
@@ -543,7 +679,7 @@ def hypot(x1, x2, /):
 def isnan(x, /):
     (x,) = promote_args("isnan", x)
     if _is_exact(x):
-        return lax.full_like(x, False, dtype=np.bool_)
+        return _bool_like(x, False)
     return ew.ne_p.bind(x, x)
 
 
@@ -551,21 +687,47 @@ def isinf(x, /):
     (x,) = promote_args("isinf", x)
     if _is_exact(x):
         return lax.full_like(x, False, dtype=np.bool_)
-    return equal(absolute(x), np.inf)
+    dtype = np.dtype(x.dtype)
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        return logical_or(isinf(real(x)), isinf(imag(x)))
+    return equal(absolute(x), lax.convert_element_type(np.inf, dtype))
 
 
-def isposinf(x, /):
-    return logical_and(isinf(x), greater(x, 0))
+def _isinf_signed(name, x, out, positive):
+    if out is not None:
+        raise NotImplementedError(
+            "The 'out' argument to isneginf/isposinf is not supported."
+        )
+    (x,) = promote_args(name, x)
+    dtype = np.dtype(x.dtype)
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        raise ValueError("isposinf/isneginf are not well defined for complex types")
+    if _is_exact(x):
+        return lax.full_like(x, False, dtype=np.bool_)
+    inf = np.inf if positive else -np.inf
+    return equal(x, lax.convert_element_type(inf, dtype))
 
 
-def isneginf(x, /):
-    return logical_and(isinf(x), less(x, 0))
+def isposinf(x, /, out=None):
+    """True where `x` is +inf."""
+    return _isinf_signed("isposinf", x, out, positive=True)
+
+
+def isneginf(x, /, out=None):
+    """True where `x` is -inf."""
+    return _isinf_signed("isneginf", x, out, positive=False)
 
 
 def signbit(x, /):
+    """True where the sign bit of `x` is set (so also for -0.0 and -nan)."""
     (x,) = promote_args("signbit", x)
+    dtype = np.dtype(x.dtype)
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        raise ValueError(f"jax.numpy.signbit is not well defined for {dtype}")
+    if dtype == np.bool_:
+        return _bool_like(x, False)
     if _is_exact(x):
-        return less(x, 0)
+        return less(x, lax.convert_element_type(0, dtype))
     return _sign_bit_of(x)
 
 
@@ -599,7 +761,7 @@ def fmin(x1, x2, /):
 
 def sinc(x, /):
     (x,) = promote_args_inexact("sinc", x)
-    pix = multiply(x, lax.convert_element_type(np.pi, x.dtype))
+    pix = multiply(x, np.pi)
     is_zero = equal(x, 0)
     safe = lax.select(is_zero, lax.full_like(x, 1), pix)
     return lax.select(is_zero, lax.full_like(x, 1), true_divide(sin(safe), safe))
@@ -709,3 +871,40 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     out = where(isnan(x), lax.convert_element_type(nan, dtype), x)
     out = where(isposinf(out), lax.convert_element_type(posinf, dtype), out)
     return where(isneginf(out), lax.convert_element_type(neginf, dtype), out)
+
+
+# ----------------------------------------------------------------------------------
+# Array API names, and functions on the parts of floating-point numbers
+
+acos, acosh, asin, asinh = arccos, arccosh, arcsin, arcsinh
+atan, atan2, atanh = arctan, arctan2, arctanh
+
+
+def angle(z, deg=False):
+    """The argument of complex `z` (0 or pi for real `z`), in radians or degrees."""
+    check_arraylike("angle", z)
+    (z,) = promote_dtypes(z)
+    re, im = real(z), imag(z)
+    dtype = np.dtype(re.dtype)
+    if not dtypes.issubdtype(dtype, np.inexact) or (
+        dtypes.issubdtype(np.dtype(z.dtype), np.floating) and np.ndim(z) == 0
+    ):
+        dtype = dtypes.default_float_dtype()
+        re = lax.convert_element_type(re, dtype)
+        im = lax.convert_element_type(im, dtype)
+    out = ew.atan2_p.bind(im, re)
+    return rad2deg(out) if deg else out
+
+
+def iscomplex(x):
+    """True where `x` has a nonzero imaginary part."""
+    check_arraylike("iscomplex", x)
+    i = imag(promote_dtypes(x)[0])
+    return ew.ne_p.bind(i, lax.full_like(i, 0))
+
+
+def isreal(x):
+    """True where `x` has a zero imaginary part."""
+    check_arraylike("isreal", x)
+    i = imag(promote_dtypes(x)[0])
+    return ew.eq_p.bind(i, lax.full_like(i, 0))

@@ -1,0 +1,62 @@
+"""The left-skewed Gumbel distribution (jax.scipy.stats.gumbel_l)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxlite import lax
+from jaxlite.scipy.special import xlog1py, xlogy
+from jaxlite.scipy.stats._common import const, promote_args_inexact, where
+
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
+
+
+def _z(x, loc, scale):
+    return lax.div(lax.sub(x, loc), scale)
+
+
+def _valid(scale, value):
+    return where(lax.gt(scale, const(scale, 0)), value, np.nan)
+
+
+def logpdf(x, loc=0, scale=1):
+    x, loc, scale = promote_args_inexact("gumbel_l.logpdf", x, loc, scale)
+    z = _z(x, loc, scale)
+    return _valid(scale, lax.add(xlogy(-1, scale), lax.sub(z, lax.exp(z))))
+
+
+def pdf(x, loc=0, scale=1):
+    return lax.exp(logpdf(x, loc, scale))
+
+
+def logcdf(x, loc=0, scale=1):
+    x, loc, scale = promote_args_inexact("gumbel_l.logcdf", x, loc, scale)
+    # log(1 - exp(-t)) for t = exp(z) > 0, stable for small and large t.
+    t = lax.exp(_z(x, loc, scale))
+    small = lax.lt(t, const(t, np.log(2)))
+    value = where(
+        small,
+        lax.log(lax.neg(lax.expm1(lax.neg(t)))),
+        lax.log1p(lax.neg(lax.exp(lax.neg(t)))),
+    )
+    return _valid(scale, value)
+
+
+def cdf(x, loc=0, scale=1):
+    return lax.exp(logcdf(x, loc, scale))
+
+
+def logsf(x, loc=0, scale=1):
+    x, loc, scale = promote_args_inexact("gumbel_l.logsf", x, loc, scale)
+    return _valid(scale, lax.neg(lax.exp(_z(x, loc, scale))))
+
+
+def sf(x, loc=0, scale=1):
+    return lax.exp(logsf(x, loc, scale))
+
+
+def ppf(p, loc=0, scale=1):
+    p, loc, scale = promote_args_inexact("gumbel_l.ppf", p, loc, scale)
+    ok = lax.gt(p, const(p, 0)) & lax.lt(p, const(p, 1))
+    quantile = lax.add(loc, lax.mul(scale, lax.log(xlog1py(-1, lax.neg(p)))))
+    return where(ok, quantile, np.nan)
