@@ -537,3 +537,19 @@ def test_jit_inline_records_the_equations_not_a_jit_call():
     assert float(jax.grad(g)(1.0)) == 1.0
     plain = str(jax.make_jaxpr(lambda x: jax.jit(lambda y: y + 1)(x))(1.0))
     assert "jit[" in plain
+
+
+def test_lower_and_trace_accept_shape_dtype_structs():
+    spec = jax.ShapeDtypeStruct((2,), np.float32)
+    compiled = jax.jit(lambda x: x * 2).lower(spec).compile()
+    np.testing.assert_array_equal(compiled(np.ones(2, np.float32)), [2.0, 2.0])
+    text = str(jax.jit(lambda x: x * 2).trace(spec).jaxpr)
+    assert text == "{ lambda ; a:f32[2]. let b:f32[2] = mul a 2.0:f32[] in (b,) }"
+
+
+def test_shape_dtype_struct_keeps_the_dtype_it_is_given():
+    spec = jax.ShapeDtypeStruct((), np.int64)
+    assert spec.dtype == np.int64  # as JAX; what tracing sees is canonical
+    assert str(spec.aval) == "int32[]"
+    with pytest.raises(ValueError, match="cannot specify 64-bit types"):
+        jax.jit(lambda r: jax.pure_callback(lambda a: np.int64(3), spec, r))(1.0)

@@ -578,6 +578,30 @@ RECORDS += [
 ]  # fmt: skip
 
 
+# checkpoint_name (ad_checkpoint.py) and custom_vmap_call (custom_batching.py): from the
+# library the namespace `m` belongs to.
+def _library(m):
+    return jaxlite if m is LAX else pytest.importorskip("jax")
+
+
+def _checkpoint_name(m, x):
+    if m is LAX:
+        from jaxlite.ad_checkpoint import checkpoint_name
+    else:
+        from jax.ad_checkpoint import checkpoint_name
+    return checkpoint_name(m.sin(x), "n")
+
+
+def _sequential_sin(m, x):
+    return _library(m).custom_batching.sequential_vmap(lambda v: m.sin(v) * 2)(x)
+
+
+RECORDS += [
+    Rec("name", _checkpoint_name, [F], np.sin, tol=1e-6),
+    Rec("custom_vmap_call", _sequential_sin, [F], lambda x: np.sin(x) * 2, tol=1e-6),
+]  # fmt: skip
+
+
 # A namespace giving the records `lax` plus the primitives they bind directly.
 def _lax_namespace(module, prims):
     ns = types.SimpleNamespace(**{k: getattr(module, k) for k in dir(module)})

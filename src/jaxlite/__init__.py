@@ -15,17 +15,49 @@ from jaxlite.core import Array
 from jaxlite.api import (
     ShapeDtypeStruct,
     block_until_ready,
-    default_backend,
-    device_count,
+    checking_leaks,
+    default_device,
+    default_matmul_precision,
     device_get,
     device_put,
-    devices,
+    ensure_compile_time_eval,
     eval_shape,
     jit,
+    log_compiles,
+    make_jaxpr,
+    named_call,
+    named_scope,
+    numpy_dtype_promotion,
+    numpy_rank_promotion,
+    pmap,
+    transfer_guard,
+    transfer_guard_device_to_device,
+    transfer_guard_device_to_host,
+    transfer_guard_host_to_device,
+    typeof,
+)
+from jaxlite.runtime import (
+    Device,
+    clear_caches,
+    default_backend,
+    device_count,
+    devices,
+    host_count,
+    host_id,
+    host_ids,
+    live_arrays,
     local_device_count,
     local_devices,
-    make_jaxpr,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    print_environment_info,
+    process_count,
+    process_index,
+    process_indices,
 )
+from jaxlite.sharding import NamedSharding, make_mesh
+from jaxlite.sharding import PartitionSpec as P
 from jaxlite.api_autodiff import (
     grad,
     hessian,
@@ -38,19 +70,64 @@ from jaxlite.api_autodiff import (
     vjp,
 )
 from jaxlite.api_vmap import vmap
-from jaxlite.ad_checkpoint import checkpoint, remat
-from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp
+from jaxlite.ad_checkpoint import checkpoint, checkpoint_policies, remat
+from jaxlite.custom_derivatives import (
+    closure_convert,
+    custom_gradient,
+    custom_jvp,
+    custom_vjp,
+)
 from jaxlite import ad_checkpoint, dtypes, errors, lax, numpy, tree, tree_util
 from jaxlite.lax.callbacks import effects_barrier, pure_callback
 from jaxlite import debug, experimental
 from jaxlite import random
 from jaxlite import nn, scipy
+from jaxlite import custom_batching, custom_derivatives, sharding, version
+from jaxlite.dtypes import float0
+from jaxlite.version import __version__, __version_info__
 
 jacobian = jacrev
 
-__version__ = "0.1.0"
-
 __all__ = [
+    "Device",
+    "NamedSharding",
+    "P",
+    "checking_leaks",
+    "checkpoint_policies",
+    "clear_caches",
+    "closure_convert",
+    "custom_batching",
+    "custom_derivatives",
+    "custom_gradient",
+    "default_device",
+    "default_matmul_precision",
+    "ensure_compile_time_eval",
+    "float0",
+    "host_count",
+    "host_id",
+    "host_ids",
+    "live_arrays",
+    "log_compiles",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
+    "make_mesh",
+    "named_call",
+    "named_scope",
+    "numpy_dtype_promotion",
+    "numpy_rank_promotion",
+    "pmap",
+    "print_environment_info",
+    "process_count",
+    "process_index",
+    "process_indices",
+    "sharding",
+    "transfer_guard",
+    "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device",
+    "typeof",
+    "version",
     "debug",
     "effects_barrier",
     "experimental",

@@ -1,9 +1,14 @@
 """`checkpoint` (alias `remat`): save memory in reverse mode by recomputing.
 
 `checkpoint(f)` stages `f` as one `remat2` equation. Under differentiation its partial
-evaluation rule keeps only the *inputs* as residuals: the known side computes the primal
-outputs, and the linear side re-runs the whole differentiated body, primal work included,
-during the backward pass.
+evaluation rule splits the differentiated body into a known part (the primal outputs)
+and an unknown part (the tangents). The unknown part needs some known intermediates
+(residuals); the `policy` decides which of them are saved by the forward pass and which
+are recomputed from the inputs during the backward pass: by default none are saved
+(everything is recomputed), `checkpoint_policies.dots_saveable` saves the results of
+matrix products, `save_only_these_names` the values marked with `checkpoint_name`.
+A policy is `policy(prim, *avals, **params) -> bool` (may this equation's outputs be
+saved?), as in JAX.
 """
 
 from __future__ import annotations
@@ -13,16 +18,22 @@ import functools
 from jaxlite import tree_util
 from jaxlite.backend import compile as backend_compile
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
+    ClosedJaxpr,
+    Jaxpr,
     Primitive,
+    Var,
     abstract_eval_rules,
+    dce_jaxpr,
     get_aval,
     impl_rules,
     jaxpr_as_fun,
+    no_effects,
     set_current_trace,
 )
 from jaxlite.interpreters import ad, batching
-from jaxlite.interpreters.partial_eval import trace_to_jaxpr
+from jaxlite.interpreters.partial_eval import closure_call_primitives, trace_to_jaxpr
 
 
 def _remat_abstract(*avals, differentiated, jaxpr, policy, prevent_cse):
@@ -76,7 +87,8 @@ def _remat_jvp(primals, tangents, *, differentiated, jaxpr, policy, prevent_cse)
 
 
 def _remat_partial_eval(trace, args, params):
-    """Known outputs now; the unknown ones recomputed from the inputs later."""
+    """Known outputs now; the unknown ones later, from the residuals the policy lets
+    the forward pass save and the rest recomputed from the known inputs."""
     jaxpr = params["jaxpr"]
     from jaxlite.effects import remat_allowed_effects
 
@@ -88,17 +100,84 @@ def _remat_partial_eval(trace, args, params):
             "effects twice; move the io_callback out of the checkpointed function."
         )
     unknowns = [trace.is_unknown(a) for a in args]
-    known, _, out_unknowns, num_res = ad.partial_eval_jaxpr(jaxpr, unknowns)
+    known, unknown, out_unknowns, num_res = ad.partial_eval_jaxpr(jaxpr, unknowns)
+    known, recompute, num_saved, used_known_ins = _apply_policy(
+        known, unknown, num_res, params["policy"]
+    )
     known_args = [a for a, u in zip(args, unknowns) if not u]
-    n_known_out = len(known.out_avals) - num_res
+    n_known_out = len(known.out_avals) - num_saved
     with set_current_trace(trace.parent):
-        known_outs = remat_p.bind(*known_args, **{**params, "jaxpr": known})[
-            :n_known_out
-        ]
+        known_outs = remat_p.bind(*known_args, **{**params, "jaxpr": known})
+    saved = known_outs[n_known_out:]
+    known_ins = [a for a, used in zip(known_args, used_known_ins) if used]
+    unknown_args = [a for a, u in zip(args, unknowns) if u]
     with set_current_trace(trace.tangent_trace):
-        all_outs = remat_p.bind(*args, **params)
-    known_it = iter(known_outs)
-    return [o if u else next(known_it) for o, u in zip(all_outs, out_unknowns)]
+        unknown_outs = remat_p.bind(
+            *saved,
+            *known_ins,
+            *unknown_args,
+            **{**params, "jaxpr": recompute, "differentiated": True},
+        )
+    known_it, unknown_it = iter(known_outs[:n_known_out]), iter(unknown_outs)
+    return [next(unknown_it) if u else next(known_it) for u in out_unknowns]
+
+
+def _apply_policy(known, unknown, num_res, policy):
+    """Choose the residuals to save.
+
+    `known` maps the known inputs to the known outputs and `num_res` residuals;
+    `unknown` maps the residuals and the unknown inputs to the unknown outputs. Returns
+    `(known', unknown', num_saved, used_known_inputs)`: `known'` outputs the known
+    outputs and the saved values (outputs of equations `policy` allows to save);
+    `unknown'` takes the saved values, the used known inputs and the unknown inputs,
+    recomputes the residuals that were not saved, then runs `unknown`.
+    """
+    k = known.jaxpr
+    n_out = len(k.outvars) - num_res
+    saveable = set()
+    for eqn in k.eqns:
+        avals = [x.aval for x in eqn.invars]
+        if policy is not None and policy(eqn.primitive, *avals, **eqn.params):
+            saveable.update(eqn.outvars)
+    # The recomputation: the known equations that are not saved, from the saved
+    # values, the known inputs and the known jaxpr's constants.
+    saved_vars = [v for e in k.eqns for v in e.outvars if v in saveable]
+    recompute = Jaxpr(
+        k.constvars,
+        saved_vars + k.invars,
+        k.outvars[n_out:],
+        [e for e in k.eqns if not any(v in saveable for v in e.outvars)],
+    )
+    recompute, used = dce_jaxpr(recompute)
+    used_saved = [v for v, u in zip(saved_vars, used) if u]
+    used_known_ins = used[len(saved_vars) :]
+    new_known, _ = dce_jaxpr(
+        Jaxpr(k.constvars, k.invars, k.outvars[:n_out] + used_saved, k.eqns)
+    )
+    # The residual inputs of `unknown` become the recomputation's results.
+    u = unknown.jaxpr
+    subst = dict(zip(u.invars[:num_res], recompute.outvars))
+
+    def sub(x):
+        return subst.get(x, x) if type(x) is Var else x
+
+    eqns = [e.replace(invars=[sub(x) for x in e.invars]) for e in u.eqns]
+    used_ins = [v for v, used in zip(k.invars, used_known_ins) if used]
+    body = Jaxpr(
+        recompute.constvars,
+        used_saved + used_ins + u.invars[num_res:],
+        [sub(x) for x in u.outvars],
+        recompute.eqns + eqns,
+    )
+    consts = dict(zip(k.constvars, known.consts))
+    new_consts = [consts[v] for v in new_known.constvars]
+    body_consts = [consts[v] for v in body.constvars]
+    return (
+        ClosedJaxpr(new_known, new_consts),
+        ClosedJaxpr(body, body_consts),
+        len(used_saved),
+        used_known_ins,
+    )
 
 
 def _remat_transpose(cts, *args, differentiated, jaxpr, policy, prevent_cse):
@@ -125,6 +204,7 @@ ad.partial_eval_rules[remat_p] = _remat_partial_eval
 ad.transpose_rules[remat_p] = _remat_transpose
 batching.batch_rules[remat_p] = _remat_batch
 impl_rules[remat_p] = _remat_impl
+closure_call_primitives.add(remat_p)
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
@@ -166,13 +246,180 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
 remat = checkpoint
 
 
-class checkpoint_policies:  # noqa: N801  (JAX's name)
-    """Accepted for compatibility: jaxlite always recomputes everything."""
-
-    everything_saveable = None
-    nothing_saveable = None
-    dots_saveable = None
-    dots_with_no_batch_dims_saveable = None
+# ----------------------------------------------------------------------------------------
+# Policies: `policy(prim, *avals, **params) -> bool`, may this equation's outputs be saved.
 
 
-__all__ = ["checkpoint", "checkpoint_policies", "remat"]
+def everything_saveable(*_, **__):
+    """Save every residual: no recomputation (as if there were no checkpoint)."""
+    return True
+
+
+def nothing_saveable(*_, **__):
+    """Save nothing but the inputs: recompute everything (the default)."""
+    return False
+
+
+class DotsSaveable:
+    """Save the results of matrix products (`dot_general`), optionally only those
+    without batch dimensions."""
+
+    def __init__(self, only_if_no_batch_dims=False):
+        self.only_if_no_batch_dims = only_if_no_batch_dims
+
+    def __call__(self, prim, *avals, **params):
+        from jaxlite.lax.dot import dot_general_p
+
+        if prim is not dot_general_p:
+            return False
+        if self.only_if_no_batch_dims:
+            (_, _), (lhs_batch, _) = params["dimension_numbers"]
+            return not lhs_batch
+        return True
+
+    def __repr__(self):
+        return f"DotsSaveable(only_if_no_batch_dims={self.only_if_no_batch_dims})"
+
+
+dots_saveable = checkpoint_dots = DotsSaveable()
+dots_with_no_batch_dims_saveable = DotsSaveable(only_if_no_batch_dims=True)
+checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+
+
+class SaveOnlyTheseNames:
+    """Save the values named (with `checkpoint_name`) in `saveable_names`."""
+
+    def __init__(self, *names):
+        self.saveable_names = frozenset(names)
+
+    def __call__(self, prim, *avals, **params):
+        return prim is name_p and params["name"] in self.saveable_names
+
+    def __repr__(self):
+        return f"SaveOnlyTheseNames(saveable_names={self.saveable_names})"
+
+
+class SaveAnyNamesButThese:
+    """Save every named value except those named in `names`."""
+
+    def __init__(self, *names):
+        self.names = frozenset(names)
+
+    def __call__(self, prim, *avals, **params):
+        return prim is name_p and params["name"] not in self.names
+
+    def __repr__(self):
+        return f"SaveAnyNamesButThese(names={self.names})"
+
+
+def save_only_these_names(*names):
+    return SaveOnlyTheseNames(*names)
+
+
+def save_any_names_but_these(*names):
+    return SaveAnyNamesButThese(*names)
+
+
+def save_anything_except_these_names(*names):
+    """Save every equation's outputs except the values named in `names`."""
+    names = frozenset(names)
+
+    def policy(prim, *avals, **params):
+        return not (prim is name_p and params["name"] in names)
+
+    return policy
+
+
+def save_from_both_policies(policy_1, policy_2):
+    """Save what either policy saves."""
+
+    def policy(prim, *avals, **params):
+        return policy_1(prim, *avals, **params) or policy_2(prim, *avals, **params)
+
+    return policy
+
+
+def save_and_offload_only_these_names(
+    *, names_which_can_be_saved, names_which_can_be_offloaded, offload_src, offload_dst
+):
+    """jaxlite has one memory space: values that JAX would offload are saved."""
+    return SaveOnlyTheseNames(*names_which_can_be_saved, *names_which_can_be_offloaded)
+
+
+def offload_dot_with_no_batch_dims(offload_src, offload_dst):
+    """jaxlite has one memory space: offloaded products are saved."""
+    return dots_with_no_batch_dims_saveable
+
+
+class checkpoint_policies:  # noqa: N801  (JAX's namespace `jax.checkpoint_policies`)
+    """The policies `checkpoint(f, policy=...)` accepts (see the module docstring)."""
+
+    everything_saveable = staticmethod(everything_saveable)
+    nothing_saveable = staticmethod(nothing_saveable)
+    dots_saveable = dots_saveable
+    checkpoint_dots = checkpoint_dots
+    dots_with_no_batch_dims_saveable = dots_with_no_batch_dims_saveable
+    checkpoint_dots_with_no_batch_dims = checkpoint_dots_with_no_batch_dims
+    save_only_these_names = staticmethod(save_only_these_names)
+    save_any_names_but_these = staticmethod(save_any_names_but_these)
+    save_anything_except_these_names = staticmethod(save_anything_except_these_names)
+    save_from_both_policies = staticmethod(save_from_both_policies)
+    save_and_offload_only_these_names = staticmethod(save_and_offload_only_these_names)
+    offload_dot_with_no_batch_dims = staticmethod(offload_dot_with_no_batch_dims)
+
+
+# ----------------------------------------------------------------------------------------
+# checkpoint_name: an identity that names a value for the policies above.
+
+
+def _name_abstract(x, *, name):
+    return [x], no_effects
+
+
+def _name_jvp(primals, tangents, *, name):
+    (x,), (t,) = primals, tangents
+    return [name_p.bind(x, name=name)], [t]  # the tangent is not named
+
+
+def _name_batch(axis_size, vals, dims, *, name):
+    return [name_p.bind(vals[0], name=name)], [dims[0]]
+
+
+name_p = Primitive("name")
+impl_rules[name_p] = lambda x, *, name: [x]
+abstract_eval_rules[name_p] = _name_abstract
+ad.jvp_rules[name_p] = _name_jvp
+batching.batch_rules[name_p] = _name_batch
+lowering_rules[name_p] = inline("{0}")
+
+
+def checkpoint_name(x, name):
+    """`x`, named `name` for checkpoint policies (`save_only_these_names`, ...)."""
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name requires a string name, got {name!r}.")
+    return tree_util.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
+
+
+def print_saved_residuals(f, *args, **kwargs):
+    """Print the residuals reverse mode of `f` keeps, one line each (their types)."""
+    from jaxlite.numpy import asarray
+
+    flat, in_tree = tree_util.tree_flatten((args, kwargs))
+
+    def flat_f(*leaves):
+        a, kw = tree_util.tree_unflatten(in_tree, leaves)
+        return tree_util.tree_leaves(f(*a, **kw))
+
+    leaves = [x if hasattr(x, "aval") else asarray(x) for x in flat]
+    _, _, linear = ad.vjp_flat(flat_f, leaves)
+    for c in linear.consts:
+        print(f"{get_aval(c).str_short()} residual")
+
+
+__all__ = [
+    "checkpoint",
+    "checkpoint_name",
+    "checkpoint_policies",
+    "print_saved_residuals",
+    "remat",
+]

@@ -1,18 +1,37 @@
-"""The user-facing transformations: jit, make_jaxpr, eval_shape, and the device API.
-
-(grad, vmap and the rest join here as their interpreters land.)
+"""The user-facing API around tracing: jit, make_jaxpr, eval_shape, typeof, pmap,
+named_call/named_scope, ensure_compile_time_eval, the device-placement functions and
+the configuration context managers. (grad and friends live in `api_autodiff`, vmap
+in `api_vmap`, the device and process queries in `runtime`.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
 
 from jaxlite import dtypes, tree_util
+from jaxlite.config import config
 from jaxlite.core import Array, ShapedArray
-from jaxlite.dispatch import jit  # noqa: F401
-from jaxlite.interpreters.partial_eval import abstractify, debug_info, trace_to_jaxpr
+from jaxlite.dispatch import jit, jit_p  # noqa: F401
+from jaxlite.interpreters.partial_eval import (
+    abstractify,
+    closure_call_primitives,
+    compile_time_eval,
+    debug_info,
+    trace_to_jaxpr,
+)
+
+# A jit staged inside another transformation may close over its tracers.
+closure_call_primitives.add(jit_p)
+
+
+def _given_dtype(dtype):
+    try:
+        return np.dtype(dtype)
+    except TypeError:  # an extended dtype (PRNG keys)
+        return dtypes.canonicalize_dtype(dtype)
 
 
 class ShapeDtypeStruct:
@@ -22,7 +41,9 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
         self.shape = tuple(shape)
-        self.dtype = dtypes.canonicalize_dtype(dtype) if dtype is not None else None
+        # As JAX: the dtype is kept as given (int64 stays int64 with x64 off); the
+        # aval, what tracing sees, is canonical.
+        self.dtype = _given_dtype(dtype) if dtype is not None else None
         self.sharding = sharding
         self.weak_type = weak_type
 
@@ -31,7 +52,9 @@ class ShapeDtypeStruct:
 
     @property
     def aval(self):
-        return ShapedArray(self.shape, self.dtype, self.weak_type)
+        return ShapedArray(
+            self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type
+        )
 
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
@@ -117,53 +140,20 @@ def eval_shape(fun, *args, **kwargs):
 
 
 # ----------------------------------------------------------------------------------------
-# The device API: jaxlite has exactly one device, the host CPU.
+# The device API: jaxlite has exactly one device, the host CPU (see `runtime`).
 
+from jaxlite.runtime import (  # noqa: E402, F401  (re-exported)
+    CpuDevice,
+    Device,
+    default_backend,
+    device_count,
+    devices,
+    local_device_count,
+    local_devices,
+)
+from jaxlite.sharding import SingleDeviceSharding  # noqa: E402, F401
 
-class CpuDevice:
-    id = 0
-    platform = "cpu"
-    device_kind = "cpu"
-    process_index = 0
-    client = None
-
-    def __repr__(self):
-        return "CpuDevice(id=0)"
-
-
-_DEVICE = CpuDevice()
-
-
-class SingleDeviceSharding:
-    def __init__(self, device, *, memory_kind=None):
-        self.device = device
-        self.memory_kind = memory_kind
-
-    @property
-    def device_set(self):
-        return {self.device}
-
-    def __repr__(self):
-        return f"SingleDeviceSharding(device={self.device!r})"
-
-
-def devices(backend=None):
-    return [_DEVICE]
-
-
-def local_devices(process_index=None, backend=None):
-    return [_DEVICE]
-
-
-def device_count(backend=None):
-    return 1
-
-
-local_device_count = device_count
-
-
-def default_backend():
-    return "cpu"
+_DEVICE = devices()[0]
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
@@ -181,3 +171,167 @@ def device_get(x):
 
 def block_until_ready(x):
     return x
+
+
+# ----------------------------------------------------------------------------------------
+# Types, names and compile-time evaluation
+
+
+def typeof(x):
+    """The abstract value (shape, dtype, weak type) of `x`, as JAX's `jax.typeof`."""
+    if isinstance(x, ShapeDtypeStruct):
+        return x.aval
+    return abstractify(x)
+
+
+def named_call(fun, *, name=None):
+    """`fun`, under a name for profiles and printed programs. jaxlite keeps no name
+    stack, so this is `fun` itself (wrapped, to keep JAX's contract of a new object)."""
+
+    @functools.wraps(fun)
+    def named(*args, **kwargs):
+        return fun(*args, **kwargs)
+
+    if name is not None:
+        named.__name__ = name
+    return named
+
+
+@contextlib.contextmanager
+def named_scope(name):
+    """A context manager naming the operations staged in its block (for profiles).
+    jaxlite records no names; the name is checked as JAX checks it."""
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    yield
+
+
+def ensure_compile_time_eval():
+    """A context manager in which operations on concrete values run right away, even
+    inside `jit`: `jnp.sin(3.0)` is a concrete Array there, not a tracer. Operations
+    on traced values are staged as usual."""
+    return compile_time_eval()
+
+
+# ----------------------------------------------------------------------------------------
+# pmap
+
+
+def pmap(
+    fun,
+    axis_name=None,
+    *,
+    in_axes=0,
+    out_axes=0,
+    static_broadcasted_argnums=(),
+    devices=None,
+    backend=None,
+    axis_size=None,
+    donate_argnums=(),
+    global_arg_shapes=None,
+):
+    """`fun` mapped over the leading axis of its arguments, compiled.
+
+    jaxlite has one device, so `pmap` computes what JAX's does with `vmap` semantics
+    on that device: `pmap(f)(x)` equals `jit(vmap(f))(x)` for every mapped size (JAX
+    0.10.2 refuses sizes above its device count; jaxlite runs them, so code written
+    for several devices, e.g. sized by `jax.local_device_count()` or tested with
+    forced host devices, runs unchanged). Arguments in `static_broadcasted_argnums`
+    are static and not mapped. `devices`, `backend` and `donate_argnums` are accepted
+    and ignored.
+    """
+    from jaxlite.api_vmap import vmap
+
+    static = (
+        (static_broadcasted_argnums,)
+        if isinstance(static_broadcasted_argnums, int)
+        else tuple(static_broadcasted_argnums)
+    )
+    compiled = {}
+
+    def mapped_for(nargs):
+        axes = in_axes
+        if not isinstance(in_axes, (tuple, list)):
+            axes = (in_axes,) * nargs
+        if len(axes) != nargs:
+            raise ValueError(
+                "pmap in_axes must be an int, None, or a tuple of entries "
+                "corresponding to the positional arguments passed to the function, "
+                f"but got len(in_axes)={len(axes)}, len(args)={nargs}"
+            )
+        axes = tuple(
+            None if i in static or i - nargs in static else a
+            for i, a in enumerate(axes)
+        )
+        batched = vmap(
+            fun,
+            in_axes=axes,
+            out_axes=out_axes,
+            axis_name=axis_name,
+            axis_size=axis_size,
+        )
+        return jit(batched, static_argnums=tuple(i % nargs for i in static))
+
+    @functools.wraps(fun)
+    def pmapped(*args, **kwargs):
+        f = compiled.get(len(args))
+        if f is None:
+            f = compiled[len(args)] = mapped_for(len(args))
+        return f(*args, **kwargs)
+
+    return pmapped
+
+
+# ----------------------------------------------------------------------------------------
+# Configuration context managers (`with jax.default_matmul_precision("highest"):`)
+
+
+@contextlib.contextmanager
+def _config_context(name, value):
+    previous = config.read(name)
+    config.update(name, value)
+    try:
+        yield
+    finally:
+        config.update(name, previous)
+
+
+def default_matmul_precision(precision):
+    """Inside the block, matrix products use `precision` when none is given
+    (NumPy computes in the operands' dtype whatever is asked)."""
+    return _config_context("jax_default_matmul_precision", precision)
+
+
+def numpy_rank_promotion(value):
+    """Inside the block, implicit rank promotion in jax.numpy is "allow"ed, "warn"s or
+    "raise"s (the `jax_numpy_rank_promotion` option)."""
+    return _config_context("jax_numpy_rank_promotion", value)
+
+
+@contextlib.contextmanager
+def numpy_dtype_promotion(value):
+    """Inside the block, jax.numpy type promotion is "standard" or "strict". jaxlite
+    checks the value; only "standard" promotion is implemented."""
+    if value not in ("standard", "strict"):
+        raise ValueError(
+            f"jax_numpy_dtype_promotion must be 'standard' or 'strict', got {value!r}."
+        )
+    yield
+
+
+@contextlib.contextmanager
+def default_device(device):
+    """Inside the block, arrays are placed on `device` (jaxlite has one device)."""
+    yield
+
+
+@contextlib.contextmanager
+def _no_op_context(*args, **kwargs):
+    yield
+
+
+# Debugging switches of JAX that have nothing to switch in jaxlite (no transfers, no
+# compilation logs, leaks are always checked): accepted so code using them runs.
+transfer_guard = transfer_guard_host_to_device = _no_op_context
+transfer_guard_device_to_device = transfer_guard_device_to_host = _no_op_context
+log_compiles = checking_leaks = _no_op_context

@@ -122,7 +122,9 @@ def linearize(fun, *primals, has_aux=False):
     out_tree = box["tree"]
     n_out = len(outs)
 
-    def f_jvp(*tangents):
+    jaxpr = linear.jaxpr
+
+    def f_jvp(consts, *tangents):
         t_leaves, t_tree = tree_util.tree_flatten(tangents)
         if t_tree != p_tree:
             raise TypeError(
@@ -132,9 +134,11 @@ def linearize(fun, *primals, has_aux=False):
         from jaxlite.core import eval_jaxpr
 
         t_leaves = [_as_value(t) for t in t_leaves]
-        out_t = eval_jaxpr(linear.jaxpr, linear.consts, *t_leaves)[:n_out]
+        out_t = eval_jaxpr(jaxpr, consts, *t_leaves)[:n_out]
         return tree_util.tree_unflatten(out_tree, out_t)
 
+    # A pytree (as in JAX): the residuals are its leaves, so it can be passed to jit.
+    f_jvp = tree_util.Partial(f_jvp, list(linear.consts))
     out = tree_util.tree_unflatten(out_tree, outs)
     if has_aux:
         return out, f_jvp, aux
@@ -146,15 +150,17 @@ def vjp(fun, *primals, has_aux=False):
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     p_leaves = [_as_value(p) for p in p_leaves]
     flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
-    outs, vjp_flat_fun, _ = ad.vjp_flat(flat_fun, p_leaves)
+    outs, _, linear = ad.vjp_flat(flat_fun, p_leaves)
     outs, aux = split_aux(box, outs)
     out_tree = box["tree"]
     out_avals = [get_aval(o) for o in outs]
     aux_cts = [
         ad.Zero(ad.tangent_aval(get_aval(a))) for a in tree_util.tree_leaves(aux)
     ]
+    in_avals = [get_aval(p) for p in p_leaves]
+    jaxpr = linear.jaxpr
 
-    def f_vjp(cotangent):
+    def f_vjp(consts, cotangent):
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
         if ct_tree != out_tree:
             raise TypeError(
@@ -175,24 +181,33 @@ def vjp(fun, *primals, has_aux=False):
                 if ct_aval.dtype == dtypes.float0
                 else _as_value(ct)
             )
-        cts_in = vjp_flat_fun(cts + aux_cts)
-        cts_in = [_zero_cotangent(ct, p) for ct, p in zip(cts_in, p_leaves)]
+        cts_in = ad.backward_pass(jaxpr, consts, cts + aux_cts)
+        cts_in = [_zero_cotangent(ct, a) for ct, a in zip(cts_in, in_avals)]
         return tree_util.tree_unflatten(p_tree, cts_in)
 
+    # A pytree (as in JAX): the residuals are its leaves, so it can be passed to jit.
+    f_vjp = tree_util.Partial(f_vjp, list(linear.consts))
     out = tree_util.tree_unflatten(out_tree, outs)
     if has_aux:
         return out, f_vjp, aux
     return out, f_vjp
 
 
-def _zero_cotangent(ct, primal):
+def _zero_cotangent(ct, aval):
     if type(ct) is ad.Zero:
-        return ad.zeros_like_aval(ad.tangent_aval(get_aval(primal)))
+        return ad.zeros_like_aval(ad.tangent_aval(aval))
     return ct
 
 
-def _check_grad_input(x, allow_int):
+def _check_grad_input(x, allow_int, holomorphic=False):
     dtype = get_aval(x).dtype
+    if holomorphic:
+        if not dtypes.issubdtype(dtype, np.complexfloating):
+            raise TypeError(
+                "grad with holomorphic=True requires inputs with complex dtype, but "
+                f"got {dtype.name}."
+            )
+        return
     if dtypes.issubdtype(dtype, np.inexact):
         return
     if allow_int and (dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_):
@@ -204,12 +219,25 @@ def _check_grad_input(x, allow_int):
     )
 
 
-def _check_scalar(out):
+def _check_scalar(out, holomorphic=False):
     aval = get_aval(out)
     if aval.shape != ():
         raise TypeError(
             "Gradient only defined for scalar-output functions. Output had shape: "
             f"{aval.shape}."
+        )
+    complex_out = dtypes.issubdtype(aval.dtype, np.complexfloating)
+    if holomorphic and not complex_out:
+        raise TypeError(
+            "grad with holomorphic=True requires outputs with complex dtype, but got "
+            f"{aval.dtype.name}."
+        )
+    if complex_out and not holomorphic:
+        raise TypeError(
+            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {aval.dtype.name}. For holomorphic "
+            "differentiation, pass holomorphic=True. For differentiation of "
+            "non-holomorphic functions involving complex outputs, use jax.vjp directly."
         )
     if not dtypes.issubdtype(aval.dtype, np.inexact):
         raise TypeError(
@@ -219,7 +247,7 @@ def _check_scalar(out):
         )
 
 
-def _argnums_partial(fun, args, kwargs, argnums, allow_int):
+def _argnums_partial(fun, args, kwargs, argnums, allow_int, holomorphic=False):
     """`(partial_fun, diff_args)`: `fun` as a function of `args[argnums]` only, with the
     other arguments fixed; the differentiated arguments are checked."""
     for a in argnums:
@@ -231,7 +259,7 @@ def _argnums_partial(fun, args, kwargs, argnums, allow_int):
             )
     diff_args = tuple(args[a] for a in argnums)
     for leaf in tree_util.tree_leaves(diff_args):
-        _check_grad_input(leaf, allow_int)
+        _check_grad_input(leaf, allow_int, holomorphic)
 
     def partial_fun(*diff):
         full = list(args)
@@ -252,14 +280,14 @@ def value_and_grad(
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         partial_fun, diff_args = _argnums_partial(
-            fun, args, kwargs, argnums_t, allow_int
+            fun, args, kwargs, argnums_t, allow_int, holomorphic
         )
 
         if has_aux:
             out, f_vjp, aux = vjp(partial_fun, *diff_args, has_aux=True)
         else:
             out, f_vjp = vjp(partial_fun, *diff_args)
-        _check_scalar(out)
+        _check_scalar(out, holomorphic)
         from jaxlite import lax
 
         ct = lax.full_like(out, 1.0)

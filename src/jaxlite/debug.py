@@ -23,9 +23,10 @@ import numpy as np
 
 from jaxlite import tree_util
 from jaxlite.core import Tracer, _state, eval_trace
+from jaxlite.debugger import breakpoint  # noqa: A004  (JAX's name)
 from jaxlite.lax import callbacks as _cb
 
-__all__ = ["callback", "print", "log"]
+__all__ = ["breakpoint", "callback", "print", "log"]
 
 
 def _split_callback_args(args, kwargs):

@@ -23,6 +23,7 @@ from jaxlite.config import config
 from jaxlite.core import (
     Array,
     Primitive,
+    ShapedArray,
     Tracer,
     _state,
     abstract_eval_rules,
@@ -82,8 +83,8 @@ def _leaf_signature(x):
         return t
     if t is np.ndarray or isinstance(x, np.generic):
         return (x.shape, x.dtype, False)
-    if isinstance(x, Tracer):
-        aval = x.aval
+    aval = getattr(x, "aval", None)  # a Tracer, or a ShapeDtypeStruct (`lower`)
+    if isinstance(aval, ShapedArray):
         return (aval.shape, aval.dtype, aval.weak_type)
     return None
 
@@ -249,7 +250,10 @@ class JitFunction:
         key = (treedef, sig, statics, context)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._cache[key] = self._compile(args, kwargs, leaves, treedef, sig)
+            entry = self._compile(args, kwargs, leaves, treedef, sig)
+            if entry[1] is None:  # closes over an enclosing trace's tracers: no caching
+                return leaves, entry
+            self._cache[key] = entry
             if not kwargs and not self._has_static:
                 self._remember_fast(args, entry, context)
         return leaves, entry
@@ -295,9 +299,15 @@ class JitFunction:
         return tuple(dyn_args), dyn_kwargs, tuple(statics)
 
     def _compile(self, args, kwargs, leaves, treedef, sig):
+        """Trace and compile; the executable is None when the jaxpr closes over
+        tracers of an enclosing transformation (a jit inside jit/vmap/grad that reads
+        an outer traced value): such a call is only ever bound as a `jit` equation,
+        whose tracer constants the enclosing trace turns into operands."""
         closed, out_tree = self._trace(args, kwargs, leaves, treedef, sig)
-        exe = backend.compile(closed, _py_name(self._name))
         out_weak = [a.weak_type for a in closed.out_avals]
+        if any(isinstance(c, Tracer) for c in closed.consts):
+            return closed, None, out_tree, out_weak
+        exe = backend.compile(closed, _py_name(self._name))
         return closed, exe, out_tree, out_weak
 
     def _trace(self, args, kwargs, leaves, treedef, sig):

@@ -130,3 +130,23 @@ class UnexpectedTracerError(JAXTypeError):
 
 class KeyReuseError(JAXTypeError):
     pass
+
+
+class JaxRuntimeError(RuntimeError):
+    """An error while running a compiled computation (XLA's runtime errors in JAX)."""
+
+
+class InconclusiveDimensionOperation(Exception):
+    """A shape computation whose result depends on the value of a symbolic dimension.
+    jaxlite has no symbolic shapes, so it never raises it; the class exists for
+    `except` clauses written for JAX."""
+
+
+def __getattr__(name):
+    # JaxprTypeError is defined next to the jaxpr typechecker in `core`, which imports
+    # this module: it is looked up lazily to stay one class.
+    if name == "JaxprTypeError":
+        from jaxlite.core import JaxprTypeError
+
+        return JaxprTypeError
+    raise AttributeError(f"module 'jaxlite.errors' has no attribute {name!r}")

@@ -1131,3 +1131,39 @@ register_pytree_node(
     lambda p: ((p.args, p.keywords), p.func),
     lambda func, xs: Partial(func, *xs[0], **xs[1]),
 )
+
+
+class PyTreeRegistry:
+    """The registry of pytree node types, as an object (JAX's `default_registry`):
+    its methods are the module's flatten and register functions."""
+
+    def flatten(self, tree, leaf_predicate=None):
+        return tree_flatten(tree, is_leaf=leaf_predicate)
+
+    def flatten_one_level(self, tree):
+        return flatten_one_level(tree)
+
+    def flatten_one_level_with_keys(self, tree):
+        return flatten_one_level_with_keys(tree)
+
+    def flatten_with_path(self, tree, leaf_predicate=None):
+        return tree_flatten_with_path(tree, is_leaf=leaf_predicate)
+
+    def is_node(self, typ):
+        return is_tree_node(typ)
+
+    def register_node(
+        self, type_, to_iterable, from_iterable, to_iterable_with_keys=None
+    ):
+        if to_iterable_with_keys is None:
+            register_pytree_node(type_, to_iterable, from_iterable)
+        else:
+            register_pytree_with_keys(
+                type_, to_iterable_with_keys, from_iterable, to_iterable
+            )
+
+    def register_dataclass_node(self, type_, data_fields, meta_fields):
+        register_dataclass(type_, data_fields, meta_fields)
+
+
+default_registry = PyTreeRegistry()

@@ -36,7 +36,12 @@ from jaxlite.core import (
     set_current_trace,
 )
 from jaxlite.interpreters import batching
-from jaxlite.interpreters.partial_eval import DynamicJaxprTrace, JaxprTracer
+from jaxlite.interpreters.partial_eval import (
+    DynamicJaxprTrace,
+    JaxprTracer,
+    closure_call_primitives,
+    convert_closure,
+)
 from jaxlite.util import safe_map, safe_zip
 
 map, zip = safe_map, safe_zip
@@ -81,11 +86,15 @@ def tangent_aval(aval):
 
 
 def zeros_like_aval(aval):
+    """Zeros of type `aval` (weak type included); staged under a jaxpr trace."""
     if aval.dtype == dtypes.float0:
         return Array(np.zeros(aval.shape, dtypes.float0))
+    zero = Array(np.zeros((), aval.dtype), aval.weak_type)
+    if not aval.shape:
+        return zero
     from jaxlite import lax
 
-    return lax.full(aval.shape, 0, aval.dtype)
+    return lax.broadcast_in_dim(zero, aval.shape, ())
 
 
 def instantiate(t):
@@ -167,6 +176,8 @@ class JVPTrace(Trace):
         return x, Zero.from_primal_value(x)
 
     def process_primitive(self, prim, args, params):
+        if prim in closure_call_primitives:
+            args, params = convert_closure(args, params)
         primals, tangents = [], []
         for x in args:
             p, t = self.to_primal_tangent(x)
@@ -313,6 +324,8 @@ class LinearizeTrace(Trace):
         return isinstance(x, JaxprTracer) and x._trace is self.tangent_trace
 
     def process_primitive(self, prim, args, params):
+        if prim in closure_call_primitives:
+            args, params = convert_closure(args, params)
         unknown = [self.is_unknown(x) for x in args]
         if not any(unknown):
             return self.parent.process_primitive(prim, args, params)
@@ -337,7 +350,8 @@ def partial_eval_jaxpr(closed, in_unknowns, instantiate=False):
     """
     from jaxlite.core import Jaxpr, eval_jaxpr
 
-    known_trace, unknown_trace = DynamicJaxprTrace(), DynamicJaxprTrace()
+    known_trace = DynamicJaxprTrace()
+    unknown_trace = DynamicJaxprTrace(parent=known_trace)  # residuals are known values
     router = LinearizeTrace(known_trace, unknown_trace)
     args = [
         unknown_trace.new_arg(a) if u else known_trace.new_arg(a)

@@ -22,7 +22,11 @@ from jaxlite.core import (
     get_aval,
     set_current_trace,
 )
-from jaxlite.interpreters.partial_eval import trace_to_jaxpr
+from jaxlite.interpreters.partial_eval import (
+    closure_call_primitives,
+    convert_closure,
+    trace_to_jaxpr,
+)
 from jaxlite.util import safe_map, safe_zip
 
 map, zip = safe_map, safe_zip
@@ -49,20 +53,31 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
-    def __init__(self, parent, axis_size, axis_name=None):
+    """One `vmap`. Its `tag` names the vmap: a sub-trace made for a function staged
+    under it (a custom rule, a closure) shares the tag, so the vmap's tracers that such
+    a function closes over count as its own there too."""
+
+    def __init__(self, parent, axis_size, axis_name=None, tag=None):
         self.parent = parent
         self.axis_size = axis_size
         self.axis_name = axis_name
+        self.tag = object() if tag is None else tag
 
     def __repr__(self):
         return "BatchTrace"
 
     def to_batch_info(self, x):
-        if isinstance(x, BatchTracer) and x._trace is self:
+        if isinstance(x, BatchTracer) and x._trace.tag is self.tag:
             return x.val, x.bdim
         return x, not_mapped
 
+    def subtrace(self):
+        """A trace of the same vmap over the current trace (see the class docstring)."""
+        return BatchTrace(current_trace(), self.axis_size, self.axis_name, self.tag)
+
     def process_primitive(self, prim, args, params):
+        if prim in closure_call_primitives:
+            args, params = convert_closure(args, params)
         vals, dims = [], []
         for x in args:
             v, d = self.to_batch_info(x)
@@ -232,9 +247,11 @@ def batch_jaxpr_rule(prim):
     return rule
 
 
-def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=None):
-    """Run `fun(*vals) -> list` batched; returns (values, their batch dims)."""
-    trace = BatchTrace(current_trace(), axis_size, axis_name)
+def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=None, trace=None):
+    """Run `fun(*vals) -> list` batched; returns (values, their batch dims). `trace`, if
+    given, is the BatchTrace to use (a `subtrace()` of an enclosing one)."""
+    if trace is None:
+        trace = BatchTrace(current_trace(), axis_size, axis_name)
     tracers = [
         v if d is not_mapped else BatchTracer(trace, v, d)
         for v, d in zip(in_vals, in_dims)

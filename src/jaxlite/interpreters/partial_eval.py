@@ -7,12 +7,20 @@ Values that are not its own tracers become constants: scalars are written inline
 values of the resulting `ClosedJaxpr`.
 
 When tracing ends the trace is marked dead; a tracer of a dead trace that is used later
-has leaked out of its transformation and raises `UnexpectedTracerError`.
+has leaked out of its transformation and raises `UnexpectedTracerError`, and so does a
+live tracer of a transformation running *inside* this trace (only tracers of the traces
+it was opened under may become its constants).
+
+Tracer constants of a staged call (a `jit` or `checkpoint` closing over an enclosing
+transformation's values) are made explicit operands by `convert_closure`, so the
+enclosing transformation sees them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import threading
 
 import numpy as np
 
@@ -28,6 +36,8 @@ from jaxlite.core import (
     Tracer,
     Var,
     abstract_eval,
+    current_trace,
+    eval_trace,
     join_effects,
     set_current_trace,
 )
@@ -94,7 +104,10 @@ class JaxprTracer(Tracer):
 class DynamicJaxprTrace(Trace):
     """Records primitives into a jaxpr."""
 
-    def __init__(self, debug_info=None):
+    def __init__(self, debug_info=None, parent=None):
+        # The trace this one was opened under: its tracers (and those of its own
+        # parents) may be captured as constants; any other tracer has leaked.
+        self.parent = current_trace() if parent is None else parent
         self.eqns = []
         self.invars = []
         self.constvars = []
@@ -121,7 +134,7 @@ class DynamicJaxprTrace(Trace):
         if isinstance(x, Tracer):
             if x._trace is self:
                 return x.var
-            if not x._trace.is_live:
+            if not x._trace.is_live or not self._is_ancestor(x._trace):
                 raise UnexpectedTracerError.escaped(x)
             return self._constvar(x, x.aval)
         t = type(x)
@@ -141,6 +154,14 @@ class DynamicJaxprTrace(Trace):
             return self._constvar(Array(v), ShapedArray(v.shape, v.dtype))
         raise TypeError(f"Value {x!r} of type {t} is not a valid JAX type")
 
+    def _is_ancestor(self, trace):
+        t = self.parent
+        while t is not None:
+            if t is trace:
+                return True
+            t = getattr(t, "parent", None)
+        return False
+
     def _constvar(self, x, aval):
         var = self._const_ids.get(id(x))
         if var is None:
@@ -150,6 +171,10 @@ class DynamicJaxprTrace(Trace):
         return var
 
     def process_primitive(self, prim, args, params):
+        if prim in closure_call_primitives:
+            args, params = convert_closure(args, params)
+        if _compile_time_eval.on and not any(isinstance(x, Tracer) for x in args):
+            return eval_trace.process_primitive(prim, args, params)
         atoms = [self.to_atom(x) for x in args]
         out_avals, effects = abstract_eval(prim, [a.aval for a in atoms], params)
         outvars = [Var(a) for a in out_avals]
@@ -192,6 +217,25 @@ class DynamicJaxprTrace(Trace):
         return [info.arg_names[i] for i in sorted(deps)]
 
 
+class _CompileTimeEval(threading.local):
+    on = False
+
+
+_compile_time_eval = _CompileTimeEval()
+
+
+@contextlib.contextmanager
+def compile_time_eval():
+    """While on, a jaxpr trace runs operations whose operands are all concrete values
+    instead of recording them (`jax.ensure_compile_time_eval`)."""
+    previous = _compile_time_eval.on
+    _compile_time_eval.on = True
+    try:
+        yield
+    finally:
+        _compile_time_eval.on = previous
+
+
 def trace_to_jaxpr(fun, in_avals, debug_info=None):
     """Trace `fun(*tracers) -> list of outputs` to a `ClosedJaxpr` over `in_avals`."""
     trace = DynamicJaxprTrace(debug_info)
@@ -205,9 +249,56 @@ def trace_to_jaxpr(fun, in_avals, debug_info=None):
     return closed
 
 
+# ----------------------------------------------------------------------------------------
+# Closure conversion
+#
+# A function traced while another transformation is running may close over that
+# transformation's tracers (`jit(lambda a: a * x)` inside a function being
+# differentiated in `x`). They become constvars of the traced jaxpr whose constant is a
+# tracer. Every trace that receives such a call turns them into explicit leading
+# operands first, so that the tracer's own trace sees them (their tangents, batch axes
+# and data dependence flow), and only concrete constants stay inside the jaxpr.
+
+# Primitives whose `jaxpr` parameter is a ClosedJaxpr applied to the operands (jit,
+# checkpoint): their closures are converted as described above.
+closure_call_primitives: set = set()
+
+
+def split_tracer_consts(closed):
+    """`(closed', tracer_consts)`: `closed` with every constant that is a tracer moved
+    to a leading input of the jaxpr (the others stay constants)."""
+    consts = closed.consts
+    if not any(isinstance(c, Tracer) for c in consts):
+        return closed, []
+    jaxpr = closed.jaxpr
+    kept_vars, kept, moved_vars, moved = [], [], [], []
+    for v, c in zip(jaxpr.constvars, consts):
+        if isinstance(c, Tracer):
+            moved_vars.append(v)
+            moved.append(c)
+        else:
+            kept_vars.append(v)
+            kept.append(c)
+    new = Jaxpr(
+        kept_vars, moved_vars + jaxpr.invars, jaxpr.outvars, jaxpr.eqns, jaxpr.effects
+    )
+    return ClosedJaxpr(new, kept), moved
+
+
+def convert_closure(args, params):
+    """Operands and params of a call-like primitive with its tracer closures made
+    explicit operands (see above)."""
+    closed, moved = split_tracer_consts(params["jaxpr"])
+    if not moved:
+        return args, params
+    return (*moved, *args), {**params, "jaxpr": closed}
+
+
 def abstractify(x) -> ShapedArray:
     """The aval of a jit argument, with a clear TypeError for non-JAX values."""
     if isinstance(x, (Tracer, Array)):
+        return x.aval
+    if isinstance(getattr(x, "aval", None), ShapedArray):  # jax.ShapeDtypeStruct
         return x.aval
     if type(x) in (int, float, bool, complex) or isinstance(
         x, (np.ndarray, np.generic)

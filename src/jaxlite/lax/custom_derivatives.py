@@ -8,6 +8,12 @@ its rule together and binds again. Because reverse mode is JVP + partial evaluat
 transposition, a `custom_jvp` rule gives gradients and higher derivatives for free.
 For `custom_vjp`, the tangent map is the `custom_lin` primitive, whose transpose calls the
 user's backward function.
+
+Closures. A staged call makes the tracers its function closes over leading operands
+(`num_consts`, as JAX prints it). Under vmap the rules run in a sub-trace of the same
+vmap (`BatchTrace.subtrace`), so a function or rule that closes over values batched by
+that vmap sees them batched, even when the rule runs after the vmap has returned (a bwd
+rule during the backward pass).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from jaxlite.interpreters.batching import BatchTrace
 from jaxlite.interpreters.partial_eval import (
     DynamicJaxprTrace,
     JaxprTracer,
+    split_tracer_consts,
     trace_to_jaxpr,
 )
 
@@ -55,17 +62,70 @@ def _resolve_args(fun, args, kwargs):
     return bound.args
 
 
+class SymbolicZero:
+    """A zero tangent or cotangent known without computing it: what a rule defined
+    with `symbolic_zeros=True` receives for an input that is not differentiated.
+    `instantiate()` (or `zeros_like`) gives the zeros as an array."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return f"SymbolicZero({self.aval.str_short(short_dtypes=False)})"
+
+    def instantiate(self):
+        return ad.zeros_like_aval(self.aval)
+
+    @staticmethod
+    def from_primal_value(x):
+        return SymbolicZero(ad.tangent_aval(get_aval(x)))
+
+
+def zero_from_primal(val, symbolic_zeros=False):
+    """A zero tangent for each leaf of `val`: SymbolicZeros, or arrays of zeros."""
+
+    def zero(x):
+        z = SymbolicZero.from_primal_value(x)
+        return z if symbolic_zeros else z.instantiate()
+
+    return tree_util.tree_map(zero, val)
+
+
 # ----------------------------------------------------------------------------------------
 # custom_jvp_call: params `call_jaxpr` (when staged) or `fun`, and `jvp`
 
 
 class CustomJVPCallPrimitive(Primitive):
     """`bind(*args, fun=..., jvp=..., name=..., symbolic_zeros=...)`; `fun` maps flat
-    values to flat outputs, `jvp(primals, tangents) -> (outs, out_tangents)` likewise."""
+    values to flat outputs, `jvp(primals, tangents) -> (outs, out_tangents)` likewise.
 
-    def bind(self, *args, name, fun=None, call_jaxpr=None, jvp, symbolic_zeros=False):
+    A staged call (`call_jaxpr`) may have `num_consts` leading operands: values the
+    function closed over (see `_jaxpr_custom_jvp`); the rule never sees them."""
+
+    def bind(
+        self,
+        *args,
+        name,
+        fun=None,
+        call_jaxpr=None,
+        jvp,
+        num_consts=0,
+        symbolic_zeros=False,
+    ):
         if fun is None:
             fun = jaxpr_as_fun(call_jaxpr)
+        if num_consts:
+            jvp = _skip_consts_jvp(jvp, num_consts)
         return _state.trace.process_custom_jvp_call(
             self, fun, jvp, args, name, symbolic_zeros
         )
@@ -74,15 +134,33 @@ class CustomJVPCallPrimitive(Primitive):
 custom_jvp_call_p = CustomJVPCallPrimitive("custom_jvp_call", multiple_results=True)
 
 
+def _skip_consts_jvp(jvp, n):
+    def rule(primals, tangents):
+        return jvp(primals[n:], tangents[n:])
+
+    rule.__name__ = _name(jvp)
+    return rule
+
+
+def _stage_call(trace, fun, args):
+    """Trace `fun` for a custom-derivative equation: `(call_jaxpr, operands,
+    num_consts)`, the tracers it closes over made leading operands."""
+    closed = trace_to_jaxpr(fun, [get_aval(a) for a in args])
+    closed, consts = split_tracer_consts(closed)
+    return closed, [trace.to_atom(a) for a in (*consts, *args)], len(consts)
+
+
 def _eval_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
     return fun(*args)
 
 
 def _jaxpr_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
-    closed = trace_to_jaxpr(fun, [get_aval(a) for a in args])
-    atoms = [self.to_atom(a) for a in args]
+    closed, atoms, num_consts = _stage_call(self, fun, args)
     outvars = [Var(a) for a in closed.out_avals]
-    params = dict(name=name, call_jaxpr=closed, jvp=jvp, symbolic_zeros=symbolic_zeros)
+    params = dict(name=name, call_jaxpr=closed, jvp=jvp)
+    if num_consts:
+        params["num_consts"] = num_consts
+    params["symbolic_zeros"] = symbolic_zeros
     self.eqns.append(JaxprEqn(prim, atoms, params, outvars, closed.effects))
     return [JaxprTracer(self, v) for v in outvars]
 
@@ -96,8 +174,16 @@ def _jvp_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
             return prim.bind(
                 *primals, name=name, fun=fun, jvp=jvp, symbolic_zeros=symbolic_zeros
             )
-        tangents = [t if symbolic_zeros else ad.instantiate(t) for t in tangents]
+        if symbolic_zeros:
+            tangents = [
+                SymbolicZero(t.aval) if type(t) is Zero else t for t in tangents
+            ]
+        else:
+            tangents = [ad.instantiate(t) for t in tangents]
         outs, out_tangents = jvp(list(primals), list(tangents))
+    out_tangents = [
+        Zero(t.aval) if isinstance(t, SymbolicZero) else t for t in out_tangents
+    ]
     return [self.lift(p, t) for p, t in zip(outs, out_tangents)]
 
 
@@ -114,18 +200,70 @@ def _linearize_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
         )
 
 
-def _batch_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
-    vals, dims = zip(*(self.to_batch_info(x) for x in args)) if args else ((), ())
-    size = self.axis_size
-    if all(d is batching.not_mapped for d in dims):
-        with set_current_trace(self.parent):
-            return prim.bind(
-                *vals, name=name, fun=fun, jvp=jvp, symbolic_zeros=symbolic_zeros
-            )
+class _BatchedCall:
+    """The rules of a custom-derivative call under one `vmap`, run in a sub-trace of
+    that vmap's BatchTrace (so values of the vmap that they close over are batched too).
 
-    def fun_batched(*xs):
-        outs, out_dims = batching.vmap_flat(fun, size, xs, dims)
-        return [batching.bdim_at_front(o, d, size) for o, d in zip(outs, out_dims)]
+    Whichever rule runs first (the function, its JVP or its forward pass) fixes each
+    output's batch dimension (0 or not_mapped); later runs are made to agree."""
+
+    def __init__(self, trace, dims):
+        self.trace = trace
+        self.dims = dims
+        self.out_dims = None
+
+    def run(self, fun, xs, dims):
+        sub = self.trace.subtrace()
+        return batching.vmap_flat(fun, self.trace.axis_size, xs, dims, trace=sub)
+
+    def fix(self, *per_output_dims):
+        if self.out_dims is None:
+            self.out_dims = [
+                0 if any(d is not batching.not_mapped for d in ds) else None
+                for ds in zip(*per_output_dims)
+            ]
+
+    def conform(self, outs, dims):
+        size = self.trace.axis_size
+        result = []
+        for o, d, want in zip(outs, dims, self.out_dims):
+            if want is None:
+                if d is not batching.not_mapped:
+                    raise ValueError(
+                        "a custom_jvp/custom_vjp rule under vmap returned an output "
+                        "batched over the vmapped axis where the function's own output "
+                        "is not; make the rule's outputs depend on the same inputs."
+                    )
+                result.append(o)
+            else:
+                result.append(batching.bdim_at_front(o, d, size))
+        return result
+
+    def front(self, outs, dims):
+        size = self.trace.axis_size
+        return [batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims)]
+
+    def tracers(self, outs):
+        assert self.out_dims is not None, "no rule of the batched call ran"
+        return [
+            o if d is None else batching.BatchTracer(self.trace, o, d)
+            for o, d in zip(outs, self.out_dims)
+        ]
+
+    def fun(self, fun):
+        def fun_batched(*xs):
+            outs, out_dims = self.run(fun, xs, self.dims)
+            self.fix(out_dims)
+            return self.conform(outs, out_dims)
+
+        fun_batched.__name__ = _name(fun)
+        return fun_batched
+
+
+def _batch_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
+    # No shortcut when no operand is batched: `fun` may close over batched values.
+    vals, dims = zip(*(self.to_batch_info(x) for x in args)) if args else ((), ())
+    call = _BatchedCall(self, dims)
 
     def jvp_batched(primals, tangents):
         n = len(primals)
@@ -134,19 +272,25 @@ def _batch_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
             outs, out_ts = jvp(list(xs[:n]), list(xs[n:]))
             return [*outs, *(ad.instantiate(t) for t in out_ts)]
 
-        t_dims = [d for d in dims]
         tangents = [ad.instantiate(t) for t in tangents]
-        outs, out_dims = batching.vmap_flat(
-            flat, size, [*primals, *tangents], [*dims, *t_dims]
+        outs, out_dims = call.run(flat, [*primals, *tangents], [*dims, *dims])
+        m = len(outs) // 2
+        call.fix(out_dims[:m], out_dims[m:])
+        return (
+            call.conform(outs[:m], out_dims[:m]),
+            call.conform(outs[m:], out_dims[m:]),
         )
-        outs = [batching.bdim_at_front(o, d, size) for o, d in zip(outs, out_dims)]
-        return outs[: len(outs) // 2], outs[len(outs) // 2 :]
 
+    jvp_batched.__name__ = _name(jvp)
     with set_current_trace(self.parent):
         outs = prim.bind(
-            *vals, name=name, fun=fun_batched, jvp=jvp_batched, symbolic_zeros=False
+            *vals,
+            name=name,
+            fun=call.fun(fun),
+            jvp=jvp_batched,
+            symbolic_zeros=False,
         )
-    return [batching.BatchTracer(self, o, 0) for o in outs]
+    return call.tracers(outs)
 
 
 EvalTrace.process_custom_jvp_call = _eval_custom_jvp
@@ -156,11 +300,11 @@ LinearizeTrace.process_custom_jvp_call = _linearize_custom_jvp
 BatchTrace.process_custom_jvp_call = _batch_custom_jvp
 
 
-def _custom_jvp_call_abstract(*avals, name, call_jaxpr, jvp, symbolic_zeros):
+def _custom_jvp_call_abstract(*avals, call_jaxpr, **params):
     return list(call_jaxpr.out_avals), call_jaxpr.effects
 
 
-def _custom_jvp_call_lowering(ctx, *args, name, call_jaxpr, jvp, symbolic_zeros):
+def _custom_jvp_call_lowering(ctx, *args, call_jaxpr, **params):
     fn = ctx.add_global(backend_compile(call_jaxpr).fun, "custom_jvp")
     return f"{fn}({', '.join(args)})"
 
@@ -288,15 +432,40 @@ def _as_jax_value(x):
 
 
 class CustomVJPCallPrimitive(Primitive):
+    """`bind(*args, name=..., fun=..., fwd=..., bwd=...)`, flat like custom_jvp_call;
+    a staged call may have `num_consts` leading closed-over operands, which get no
+    cotangent."""
+
     def bind(
-        self, *args, name, fun=None, call_jaxpr=None, fwd, bwd, symbolic_zeros=False
+        self,
+        *args,
+        name,
+        fun=None,
+        call_jaxpr=None,
+        fwd,
+        bwd,
+        num_consts=0,
+        symbolic_zeros=False,
     ):
         if fun is None:
             fun = jaxpr_as_fun(call_jaxpr)
+        if num_consts:
+            fwd, bwd = _skip_consts_fwd_bwd(fwd, bwd, num_consts)
         return _state.trace.process_custom_vjp_call(self, fun, fwd, bwd, args, name)
 
 
 custom_vjp_call_p = CustomVJPCallPrimitive("custom_vjp_call", multiple_results=True)
+
+
+def _skip_consts_fwd_bwd(fwd, bwd, n):
+    def fwd_rule(*args):
+        return fwd(*args[n:])
+
+    def bwd_rule(res, cts):
+        return [None] * n + list(bwd(res, cts))
+
+    fwd_rule.__name__, bwd_rule.__name__ = _name(fwd), _name(bwd)
+    return fwd_rule, bwd_rule
 
 
 def _eval_custom_vjp(self, prim, fun, fwd, bwd, args, name):
@@ -304,10 +473,12 @@ def _eval_custom_vjp(self, prim, fun, fwd, bwd, args, name):
 
 
 def _jaxpr_custom_vjp(self, prim, fun, fwd, bwd, args, name):
-    closed = trace_to_jaxpr(fun, [get_aval(a) for a in args])
-    atoms = [self.to_atom(a) for a in args]
+    closed, atoms, num_consts = _stage_call(self, fun, args)
     outvars = [Var(a) for a in closed.out_avals]
-    params = dict(name=name, bwd=bwd, call_jaxpr=closed, fwd=fwd, symbolic_zeros=False)
+    params = dict(name=name, bwd=bwd, call_jaxpr=closed, fwd=fwd)
+    if num_consts:
+        params["num_consts"] = num_consts
+    params["symbolic_zeros"] = False
     self.eqns.append(JaxprEqn(prim, atoms, params, outvars, closed.effects))
     return [JaxprTracer(self, v) for v in outvars]
 
@@ -339,17 +510,11 @@ def _linearize_custom_vjp(self, prim, fun, fwd, bwd, args, name):
 
 
 def _batch_custom_vjp(self, prim, fun, fwd, bwd, args, name):
+    # No shortcut when no operand is batched: `fun` may close over batched values.
     vals, dims = zip(*(self.to_batch_info(x) for x in args)) if args else ((), ())
+    call = _BatchedCall(self, dims)
+    in_avals = [get_aval(x) for x in args]  # per example
     size = self.axis_size
-    if all(d is batching.not_mapped for d in dims):
-        with set_current_trace(self.parent):
-            return prim.bind(*vals, name=name, fun=fun, fwd=fwd, bwd=bwd)
-
-    def front(outs, out_dims):
-        return [batching.bdim_at_front(o, d, size) for o, d in zip(outs, out_dims)]
-
-    def fun_batched(*xs):
-        return front(*batching.vmap_flat(fun, size, xs, dims))
 
     def fwd_batched(*xs):
         box = {}
@@ -359,24 +524,47 @@ def _batch_custom_vjp(self, prim, fun, fwd, bwd, args, name):
             box["n"] = len(outs)
             return [*outs, *res]
 
-        flat_outs = front(*batching.vmap_flat(flat, size, xs, dims))
-        return flat_outs[: box["n"]], flat_outs[box["n"] :]
+        outs, out_dims = call.run(flat, xs, dims)
+        n = box["n"]
+        call.fix(out_dims[:n])
+        return (
+            call.conform(outs[:n], out_dims[:n]),
+            call.front(outs[n:], out_dims[n:]),
+        )
 
     def bwd_batched(res, cts):
+        from jaxlite.lax.reductions import reduce_sum
+
         def flat(*ys):
-            return [ad.instantiate(c) for c in bwd(ys[: len(res)], ys[len(res) :])]
+            cts_in = bwd(ys[: len(res)], ys[len(res) :])
+            return [_instantiate_ct(c, a) for c, a in zip(cts_in, in_avals)]
 
         cts = [ad.instantiate(c) for c in cts]
-        outs, out_dims = batching.vmap_flat(
-            flat, size, [*res, *cts], [0] * (len(res) + len(cts))
-        )
-        return front(outs, out_dims)
+        ct_dims = [batching.not_mapped if d is None else 0 for d in call.out_dims]
+        outs, out_dims = call.run(flat, [*res, *cts], [0] * len(res) + ct_dims)
+        cts_in = []
+        for ct, d, want in zip(outs, out_dims, dims):
+            if want is batching.not_mapped and d is not batching.not_mapped:
+                ct = reduce_sum(ct, (d,))  # the input is shared by the whole batch
+            elif want is not batching.not_mapped:
+                ct = batching.move_to(ct, d, want, size)
+            cts_in.append(ct)
+        return cts_in
 
+    fwd_batched.__name__, bwd_batched.__name__ = _name(fwd), _name(bwd)
     with set_current_trace(self.parent):
         outs = prim.bind(
-            *vals, name=name, fun=fun_batched, fwd=fwd_batched, bwd=bwd_batched
+            *vals, name=name, fun=call.fun(fun), fwd=fwd_batched, bwd=bwd_batched
         )
-    return [batching.BatchTracer(self, o, 0) for o in outs]
+    return call.tracers(outs)
+
+
+def _instantiate_ct(ct, aval):
+    """A cotangent from a bwd rule as a value: None or a symbolic zero become zeros
+    of the primal's (unbatched) tangent type."""
+    if ct is None or type(ct) is Zero:
+        return ad.zeros_like_aval(ad.tangent_aval(aval))
+    return ct
 
 
 EvalTrace.process_custom_vjp_call = _eval_custom_vjp
@@ -386,11 +574,11 @@ LinearizeTrace.process_custom_vjp_call = _linearize_custom_vjp
 BatchTrace.process_custom_vjp_call = _batch_custom_vjp
 
 
-def _custom_vjp_call_abstract(*avals, name, bwd, call_jaxpr, fwd, symbolic_zeros):
+def _custom_vjp_call_abstract(*avals, call_jaxpr, **params):
     return list(call_jaxpr.out_avals), call_jaxpr.effects
 
 
-def _custom_vjp_call_lowering(ctx, *args, name, bwd, call_jaxpr, fwd, symbolic_zeros):
+def _custom_vjp_call_lowering(ctx, *args, call_jaxpr, **params):
     fn = ctx.add_global(backend_compile(call_jaxpr).fun, "custom_vjp")
     return f"{fn}({', '.join(args)})"
 
@@ -504,14 +692,34 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                     f"{len(cts_in)} for {len(expected)} arguments."
                 )
             flat = []
-            for ct, primal_tree in zip(cts_in, expected):
+            for i, (ct, primal_tree) in enumerate(zip(cts_in, expected)):
                 n = len(tree_util.tree_leaves(primal_tree))
                 if ct is None:
                     flat.extend([Zero(None)] * n)
-                else:
-                    flat.extend(tree_util.tree_leaves(ct, is_leaf=lambda x: x is None))
+                    continue
+                leaves_ct = tree_util.tree_leaves(ct, is_leaf=lambda x: x is None)
+                _check_bwd_shapes(self.bwd, i, primal_tree, leaves_ct, len(flat))
+                flat.extend(leaves_ct)
             return [None if c is None else c for c in flat]
 
+        def _check_bwd_shapes(bwd, i, primal_tree, cts, start):
+            paths = tree_util.tree_flatten_with_path(primal_tree)[0]
+            for k, ((path, _), ct) in enumerate(zip(paths, cts)):
+                if ct is None or isinstance(ct, (Zero, SymbolicZero)):
+                    continue
+                ct_aval, aval = get_aval(ct), in_avals[start + k]
+                if ct_aval.shape != aval.shape:
+                    where = f"output[{i}]{tree_util.keystr(path)}"
+                    raise ValueError(
+                        "Custom VJP bwd rule must produce an output with the same "
+                        "type as the args tuple of the primal function, but at "
+                        f"{where} the bwd rule produced an output of type "
+                        f"{ct_aval.str_short(short_dtypes=False)} corresponding to "
+                        f"an input of type {aval.str_short(short_dtypes=False)}, so "
+                        "the shapes do not match"
+                    )
+
+        in_avals = [get_aval(x) for x in leaves]
         flat_fwd.__name__, flat_bwd.__name__ = _name(self.fwd), _name(self.bwd)
         outs = custom_vjp_call_p.bind(
             *leaves, name=_name(self.fun), fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd

@@ -1,0 +1,140 @@
+"""`jax.custom_derivatives`: functions with derivative rules their authors supply.
+
+`custom_jvp` and `custom_vjp` live with their primitives in `lax/custom_derivatives.py`;
+this module is the public namespace and adds the helpers built on them:
+`custom_gradient` (a function that returns its value and its VJP together),
+`closure_convert` (make the values a function closes over explicit arguments, so a
+custom rule can differentiate with respect to them), `SymbolicZero` and
+`zero_from_primal`.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from jaxlite import tree_util
+from jaxlite.core import Jaxpr, eval_jaxpr, get_aval
+from jaxlite.interpreters import ad
+from jaxlite.interpreters.partial_eval import split_tracer_consts, trace_to_jaxpr
+from jaxlite.lax.custom_derivatives import (
+    SymbolicZero,
+    custom_jvp,
+    custom_jvp_call_p,
+    custom_vjp,
+    custom_vjp_call_p,
+    zero_from_primal,
+)
+
+
+def _as_value(x):
+    if hasattr(x, "aval"):
+        return x
+    from jaxlite.numpy import asarray
+
+    return asarray(x)
+
+
+def _trace_flat(fun, in_tree, leaves_avals):
+    """`(closed_jaxpr, out_tree)` of `fun(*tree_unflatten(in_tree, leaves))`."""
+    box = {}
+
+    def flat(*leaves):
+        out = fun(*tree_util.tree_unflatten(in_tree, leaves))
+        out_leaves, box["tree"] = tree_util.tree_flatten(out)
+        return out_leaves
+
+    closed = trace_to_jaxpr(flat, leaves_avals)
+    return closed, box["tree"]
+
+
+def closure_convert(fun, *example_args):
+    """`(converted, consts)`: `converted(*args, *consts)` computes `fun(*args)`, with
+    the traced values `fun` closes over (`consts`) passed as explicit arguments.
+
+    Custom rules may not close over values being differentiated; closure conversion
+    turns such values into ordinary arguments the rule can differentiate. `fun` is
+    traced at the shapes and dtypes of `example_args`; values it closes over that are
+    concrete (not traced) stay inside, as in JAX.
+    """
+    leaves, in_tree = tree_util.tree_flatten(example_args)
+    avals = [get_aval(_as_value(x)) for x in leaves]
+    closed, out_tree = _trace_flat(fun, in_tree, avals)
+    closed, consts = split_tracer_consts(closed)
+    n_args = len(example_args)
+
+    def converted(*args_and_consts):
+        args, hoisted = args_and_consts[:n_args], args_and_consts[n_args:]
+        flat, tree = tree_util.tree_flatten(args)
+        if tree != in_tree:
+            raise TypeError(
+                "closure_convert: the converted function was called with arguments "
+                f"of structure {tree}, but it was traced for {in_tree}."
+            )
+        outs = eval_jaxpr(closed.jaxpr, closed.consts, *hoisted, *flat)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    functools.update_wrapper(converted, fun)
+    return converted, list(consts)
+
+
+class _VJPResiduals:
+    """What `custom_gradient`'s forward pass keeps: the user's VJP function traced to
+    a jaxpr (static) and the values it closes over (the residual arrays)."""
+
+    def __init__(self, jaxpr, out_tree, consts):
+        self.jaxpr = jaxpr
+        self.out_tree = out_tree
+        self.consts = consts
+
+
+tree_util.register_pytree_node(
+    _VJPResiduals,
+    lambda r: (r.consts, (r.jaxpr, r.out_tree)),
+    lambda aux, consts: _VJPResiduals(aux[0], aux[1], list(consts)),
+)
+
+
+def custom_gradient(fun):
+    """A function with its gradient given by `fun` itself: `fun(*args)` returns
+    `(value, vjp)` where `vjp(cotangent)` returns one cotangent per argument (a tuple).
+
+    ```
+    @jax.custom_gradient
+    def f(x):
+        return x ** 2, lambda g: (g * x,)
+    ```
+    """
+
+    def primal(*args):
+        return fun(*args)[0]
+
+    def fwd(*args):
+        ans, rule = fun(*args)
+        ans_leaves, ans_tree = tree_util.tree_flatten((ans,))
+        ct_avals = [ad.tangent_aval(get_aval(_as_value(a))) for a in ans_leaves]
+        closed, out_tree = _trace_flat(rule, ans_tree, ct_avals)
+        j = closed.jaxpr
+        open_jaxpr = Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns, j.effects)
+        return ans, _VJPResiduals(open_jaxpr, out_tree, list(closed.consts))
+
+    def bwd(res, ct):
+        outs = eval_jaxpr(res.jaxpr, [], *res.consts, *tree_util.tree_leaves(ct))
+        return tree_util.tree_unflatten(res.out_tree, outs)
+
+    primal.__name__ = getattr(fun, "__name__", "custom_gradient")
+    wrapped = custom_vjp(primal)
+    wrapped.defvjp(fwd, bwd)
+    functools.update_wrapper(wrapped, fun)
+    return wrapped
+
+
+__all__ = [
+    "SymbolicZero",
+    "closure_convert",
+    "custom_gradient",
+    "custom_jvp",
+    "custom_jvp_call_p",
+    "custom_vjp",
+    "custom_vjp_call_p",
+    "zero_from_primal",
+]
