@@ -602,6 +602,20 @@ RECORDS += [
 ]  # fmt: skip
 
 
+def _xla_math(m, name):
+    """jaxlite.random.xla_math's XLA-rounded function `name`, or JAX's lax one."""
+    from jaxlite.random import xla_math
+
+    return getattr(xla_math, name) if m is LAX else getattr(m, name)
+
+
+# pow and tan as XLA's CPU backend computes them (the C library's powf and tanf).
+RECORDS += [
+    Rec("powf", lambda m, x, y: _xla_math(m, "pow")(x, y), [POS, F], np.power, tol=1e-6),
+    Rec("tanf", lambda m, x: _xla_math(m, "tan")(x), [F], np.tan, tol=1e-6),
+]  # fmt: skip
+
+
 # A namespace giving the records `lax` plus the primitives they bind directly.
 def _lax_namespace(module, prims):
     ns = types.SimpleNamespace(**{k: getattr(module, k) for k in dir(module)})

@@ -17,7 +17,8 @@ import pytest
 
 import jaxlite
 import jaxlite.numpy as jnp
-from jaxlite import lax, prng, random
+from jaxlite import lax, random
+from jaxlite.random import xla_math
 
 SEEDS = (0, 1, 42, 2**31 - 1, -7)
 
@@ -317,6 +318,7 @@ CASES = {
     "logistic": lambda r, k, np_: r.logistic(k, (1000,)),
     "gumbel": lambda r, k, np_: r.gumbel(k, (1000,)),
     "gumbel_high": lambda r, k, np_: r.gumbel(k, (1000,), mode="high"),
+    "gumbel_highest": lambda r, k, np_: r.gumbel(k, (1000,), mode="highest"),
     "lognormal": lambda r, k, np_: r.lognormal(k, 0.5, (500,)),
     "rademacher": lambda r, k, np_: r.rademacher(k, (100,)),
     "loggamma": lambda r, k, np_: r.loggamma(k, np_.array([0.01, 0.5, 1.0, 3.0, 10.0])),
@@ -490,7 +492,7 @@ def test_float32_kernels_are_bit_exact_with_xla(name):
     }[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert_bits_equal(getattr(prng, name)(jnp.asarray(x)), reference(x))
+        assert_bits_equal(getattr(xla_math, name)(jnp.asarray(x)), reference(x))
 
 
 def test_fma_rounds_once():
@@ -498,12 +500,12 @@ def test_fma_rounds_once():
     # the rounding, which a float64 product-and-sum followed by a cast would lose.
     a = np.float32(4097)
     tiny = np.float32(2.0**-40)
-    assert prng.fma(a, a, tiny) == np.float32(16785410)
-    assert prng.fma(a, a, -tiny) == np.float32(16785408)
+    assert xla_math.fma(a, a, tiny) == np.float32(16785410)
+    assert xla_math.fma(a, a, -tiny) == np.float32(16785408)
     rng = np.random.default_rng(1)
     x, y, z = (rng.standard_normal(1000) for _ in range(3))
     expected = np.array([float(_exact_fma(*v)) for v in zip(x, y, z)], np.float64)
-    assert_bits_equal(prng.fma_values(x, y, z), expected)
+    assert_bits_equal(xla_math.fma_values(x, y, z), expected)
 
 
 def _exact_fma(a, b, c):
@@ -513,7 +515,7 @@ def _exact_fma(a, b, c):
 
 
 def test_fma_is_differentiable_and_batches():
-    f = lambda a, b, c: prng.fma(a, b, c)  # noqa: E731
+    f = lambda a, b, c: xla_math.fma(a, b, c)  # noqa: E731
     grads = jaxlite.grad(f, argnums=(0, 1, 2))(2.0, 3.0, 4.0)
     assert [float(g) for g in grads] == [3.0, 2.0, 1.0]
     out = jaxlite.vmap(f, (0, None, 0))(jnp.arange(3.0), 2.0, jnp.ones(3))
@@ -823,6 +825,92 @@ def test_raw_keys_stay_raw_and_typed_keys_stay_typed():
     assert_bits_equal(random.key_data(raw), raw)
 
 
+def test_key_dtype_is_an_extended_prng_key_dtype():
+    dt = random.key(0).dtype
+    assert jnp.issubdtype(dt, jaxlite.dtypes.prng_key)
+    assert jnp.issubdtype(dt, jaxlite.dtypes.extended)
+    assert jnp.issubdtype(dt, np.generic)
+    assert not jnp.issubdtype(dt, np.floating)
+    assert not jnp.issubdtype(dt, np.integer)
+    assert jnp.issubdtype(jaxlite.dtypes.prng_key, jaxlite.dtypes.extended)
+    assert not jnp.issubdtype(np.float32, jaxlite.dtypes.extended)
+    assert dt == random.key_dtype() and dt != np.uint32 and dt != "key<fry>"
+    assert jaxlite.dtypes.dtype(random.key(1)) == dt
+    assert jaxlite.dtypes.result_type(random.key(1)) == dt
+    with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
+        jnp.result_type(random.key(0), 1.0)
+
+
+def _key_array_ops(r, np_, keys):
+    """Operations JAX 0.10.2 allows on typed key arrays, as key data."""
+    grid = keys.reshape(2, 3)
+    return {
+        "concatenate": np_.concatenate([keys, keys[:2]]),
+        "concatenate_axis1": np_.concatenate([grid, grid[:, :1]], axis=1),
+        "concatenate_none": np_.concatenate([grid, keys], axis=None),
+        "concatenate_rows": np_.concatenate(grid),
+        "stack": np_.stack([keys[0], keys[1]]),
+        "stack_axis1": np_.stack([keys, keys[::-1]], axis=1),
+        "stack_axis_neg": np_.stack([grid, grid], axis=-1),
+        "stack_rows": np_.stack(grid),
+        "at_set": keys.at[1].set(keys[4]),
+        "at_set_slice": keys.at[::2].set(keys[0]),
+        "at_get": keys.at[2].get(),
+        "take": keys.take(np_.array([0, 5, 2])),
+        "take_axis": grid.take(np_.array([2, 0]), axis=1),
+        "swapaxes": grid.swapaxes(0, 1),
+        "transpose": grid.T,
+        "index_array": keys[np_.array([3, 1])],
+        "index_bool": keys[np.array([True, False] * 3)],
+    }
+
+
+def test_key_array_operations_match_jax():
+    jax = _jax()
+    mine = _key_array_ops(random, jnp, random.split(random.key(0), 6))
+    theirs = _key_array_ops(
+        jax.random, jax.numpy, jax.random.split(jax.random.key(0), 6)
+    )
+    for name, keys in mine.items():
+        assert isinstance(keys, random.PRNGKeyArray), name
+        assert keys.shape == theirs[name].shape, name
+        assert_bits_equal(keys, jax.random.key_data(theirs[name]))
+
+
+def test_key_arrays_join_only_with_keys():
+    keys = random.split(random.key(0), 3)
+    with pytest.raises(ValueError, match="not a valid dtype for JAX type promotion"):
+        jnp.concatenate([keys, random.key_data(keys)])
+    with pytest.raises(
+        ValueError, match="Zero-dimensional arrays cannot be concatenated"
+    ):
+        jnp.concatenate([random.key(0), random.key(1)])
+    with pytest.raises(NotImplementedError, match="mT"):
+        keys.reshape(1, 3).mT  # noqa: B018
+    assert keys.nbytes == 24 and keys.itemsize == 8
+
+
+def test_joined_keys_trace_and_batch():
+    keys = random.split(random.key(0), 4)
+    joined = jaxlite.jit(lambda k: jnp.concatenate([k, k[::-1]]))(keys)
+    assert_bits_equal(joined, random.key_data(jnp.concatenate([keys, keys[::-1]])))
+    stacked = jaxlite.vmap(lambda k: jnp.stack([k, k]))(keys)
+    assert stacked.shape == (4, 2)
+    assert_bits_equal(stacked[:, 1], random.key_data(keys))
+
+
+def test_key_cotangents_are_float0_of_the_keys_shape():
+    keys = random.split(random.key(0), 3)
+    g = jaxlite.grad(lambda k: random.uniform(k[0]), allow_int=True)(keys)
+    assert g.shape == (3,) and g.dtype == jaxlite.dtypes.float0
+    _, vjp = jaxlite.vjp(lambda k, m: random.normal(k) * m, random.key(1), 2.0)
+    key_ct, m_ct = vjp(jnp.float32(1.0))
+    assert key_ct.shape == () and key_ct.dtype == jaxlite.dtypes.float0
+    assert_bits_equal(m_ct, random.normal(random.key(1)))
+    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
+        jaxlite.grad(lambda k: random.uniform(k))(random.key(0))
+
+
 # --------------------------------------------------------------------------------------
 # Errors (class and key phrase as in JAX)
 
@@ -984,11 +1072,6 @@ def test_raw_keys_stay_raw_and_typed_keys_stay_typed():
             lambda: random.key(0, impl="nope"),
             ValueError,
             "unrecognized PRNG implementation",
-        ),
-        (
-            lambda: random.gumbel(random.key(0), mode="highest"),
-            NotImplementedError,
-            "high",
         ),
     ],
 )

@@ -274,10 +274,18 @@ def dtype_and_weak(x):
 
 
 def dtype(x):
-    """Canonical dtype of a value (array, scalar, Python scalar) or a dtype-like."""
+    """Canonical dtype of a value (array, scalar, Python scalar) or a dtype-like.
+
+    Key arrays and extended dtypes give their extended dtype (`key<fry>`)."""
     if x is None:
         raise ValueError("Invalid argument to dtype: None.")
-    return _canonical_pair(_arg_key(x))[0]
+    try:
+        return _canonical_pair(_arg_key(x))[0]
+    except (TypeError, ValueError):
+        dt = x if is_extended(x) else getattr(x, "dtype", None)
+        if is_extended(dt):
+            return dt
+        raise
 
 
 def scalar_type_of(x):
@@ -475,6 +483,13 @@ def result_type(*args, return_weak_type_flag=False):
 def _result_type_slow(args):
     if not args:
         raise ValueError("at least one array or dtype is required")
+    extended_dtypes = [
+        x if is_extended(x) else x.dtype
+        for x in args
+        if is_extended(x) or is_extended(getattr(x, "dtype", None))
+    ]
+    if extended_dtypes:
+        return _extended_result_type(args, extended_dtypes)
     key = tuple([_arg_key(x) for x in args])
     try:
         return _result_cache[key]
@@ -485,6 +500,17 @@ def _result_type_slow(args):
         _result_cache.clear()
     _result_cache[key] = result
     return result
+
+
+def _extended_result_type(args, extended_dtypes):
+    """Arrays of one extended dtype (keys) have that dtype; nothing promotes with
+    them, as in JAX."""
+    dt = extended_dtypes[0]
+    if any(is_extended(x) for x in args):
+        raise TypeError(f"Cannot determine dtype of {dt}")
+    if len(extended_dtypes) != len(args) or any(d != dt for d in extended_dtypes):
+        raise ValueError(f"dtype={dt} is not a valid dtype for JAX type promotion.")
+    return dt, False
 
 
 def _promotion_node(x):
@@ -525,10 +551,39 @@ def promote_types(a, b):
 _bfloat16_parents = (np.floating, np.inexact, np.number, np.generic)
 
 
+class extended(np.generic):  # noqa: N801 (JAX's name)
+    """Scalar class of the extended dtypes: dtypes NumPy has no notion of, such as
+    typed PRNG keys. `issubdtype(keys.dtype, extended)` is True for them."""
+
+
+class prng_key(extended):  # noqa: N801 (JAX's name)
+    """Scalar class of typed PRNG key dtypes (`key<fry>`)."""
+
+
+class ExtendedDType:
+    """Base of the extended dtype objects (not np.dtypes); `type` is the scalar class
+    that `issubdtype` compares, `name` what jaxprs and reprs print."""
+
+    type = extended
+    name = "extended"
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
+def is_extended(dt):
+    """Is `dt` (a dtype-like) an extended dtype such as `key<fry>`?"""
+    return isinstance(dt, ExtendedDType)
+
+
 def _scalar_class(x):
     """A NumPy scalar class for `x`: abstract classes stay as they are."""
     if isinstance(x, type) and issubclass(x, np.generic):
         return x
+    if isinstance(x, ExtendedDType):
+        return x.type
     dt = _as_np_dtype(x)
     if dt == float0:
         return float0

@@ -1,4 +1,4 @@
-"""The machinery under `jaxlite.random`: Threefry-2x32 keys and XLA-exact float kernels.
+"""The machinery under `jaxlite.random`: Threefry-2x32 keys and typed key arrays.
 
 A key is two uint32 words. A draw never updates state: it hashes a *counter* with the
 key through the Threefry-2x32 block cipher (Salmon, Moraes, Dror and Shaw, "Parallel
@@ -18,14 +18,8 @@ JAX, so an eager draw runs one cached NumPy program instead of a hundred dispatc
 Typed keys (`random.key`) are `PRNGKeyArray`s: a pytree node whose only leaf is the
 uint32 key data of shape `(*keys_shape, 2)`, so they travel through jit, vmap, scan
 carries and callbacks as that array does, and are rebuilt on the other side. Raw keys
-(`random.PRNGKey`) are the uint32 arrays themselves.
-
-JAX's samples are what XLA's CPU compiler makes of each sampler's arithmetic: it fuses a
-multiply that feeds an add into one fused multiply-add, flushes subnormal floats to zero,
-and evaluates `log`, `log1p`, `exp`, `erf` and `erf_inv` with its own polynomials. The
-last section reproduces those roundings for float32 (an exactly rounded `fma` primitive,
-the same polynomials evaluated in the same order), so that float samples match JAX bit
-for bit instead of to within an ulp. Other float widths use jaxlite's own functions.
+(`random.PRNGKey`) are the uint32 arrays themselves. Their dtype `key<fry>` is an
+extended dtype (`jaxlite.dtypes.prng_key`).
 """
 
 from __future__ import annotations
@@ -40,18 +34,9 @@ from jaxlite import numpy as jnp
 from jaxlite.config import config
 from jaxlite.core import (
     Array,
-    Primitive,
-    ShapedArray,
     Tracer,
-    abstract_eval_rules,
-    impl_rules,
-    no_effects,
 )
 from jaxlite.dispatch import jit
-from jaxlite.interpreters import ad, batching
-from jaxlite.lax.custom_derivatives import custom_jvp
-from jaxlite.lax.elementwise import lax_operands
-from jaxlite.lax.rules import FLOAT, broadcast_shapes, check_dtype, check_same_dtypes
 from jaxlite.lax.structural import canonicalize_shape
 
 __all__ = [
@@ -244,21 +229,18 @@ def _random_bits_jit(key_data, bit_width, shape):
 # Typed keys
 
 
-class KeyTy:
-    """The dtype of typed threefry keys, printed as JAX prints it: `key<fry>`."""
+class KeyTy(dtypes.ExtendedDType):
+    """The dtype of typed threefry keys, printed as JAX prints it: `key<fry>`.
 
+    An extended dtype: `issubdtype(key.dtype, dtypes.prng_key)` (and `extended`,
+    `np.generic`) holds, and no NumPy dtype compares equal to it."""
+
+    type = dtypes.prng_key
     name = "key<fry>"
     itemsize = 8
     impl_name = IMPL_NAME
 
-    def __repr__(self):
-        return self.name
-
-    __str__ = __repr__
-
     def __eq__(self, other):
-        if isinstance(other, str):
-            return other in (self.name, IMPL_NAME)
         return isinstance(other, KeyTy)
 
     def __hash__(self):
@@ -289,6 +271,7 @@ class PRNGKeyArray:
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
     itemsize = property(lambda self: key_dtype.itemsize)
+    nbytes = property(lambda self: self.size * key_dtype.itemsize)
 
     def __len__(self):
         if not self.shape:
@@ -343,6 +326,27 @@ class PRNGKeyArray:
         return PRNGKeyArray(lax.transpose(self._base_array, (*axes, self.ndim)))
 
     T = property(lambda self: self.transpose())
+
+    @property
+    def mT(self):  # noqa: N802 (NumPy's name)
+        raise NotImplementedError("Cannot call abstract method mT")
+
+    def swapaxes(self, axis1, axis2):
+        axes = list(range(self.ndim))
+        a1, a2 = operator.index(axis1) % self.ndim, operator.index(axis2) % self.ndim
+        axes[a1], axes[a2] = axes[a2], axes[a1]
+        return self.transpose(axes)
+
+    def take(self, indices, axis=None):
+        keys = self.ravel() if axis is None else self
+        axis = 0 if axis is None else operator.index(axis) % keys.ndim
+        data = jnp.take(keys._base_array, indices, axis=axis)
+        return PRNGKeyArray(data)
+
+    @property
+    def at(self):
+        """Indexed updates by keys, as `Array.at`: `keys.at[i].set(key)`."""
+        return _KeyIndexer(self)
 
     def squeeze(self, axis=None):
         if axis is None:
@@ -400,6 +404,41 @@ class PRNGKeyArray:
     __str__ = __repr__
 
 
+class _KeyIndexer:
+    """`keys.at`: `keys.at[idx]` gives the update methods for the keys at `idx`."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, keys):
+        self.keys = keys
+
+    def __getitem__(self, idx):
+        return _KeyIndexUpdate(self.keys, idx)
+
+
+class _KeyIndexUpdate:
+    """`keys.at[idx]`: `get()` or `set(new_keys)`, through the keys' uint32 data."""
+
+    __slots__ = ("keys", "idx")
+
+    def __init__(self, keys, idx):
+        self.keys, self.idx = keys, idx if isinstance(idx, tuple) else (idx,)
+
+    def get(self, **kwargs):
+        return self.keys[self.idx]
+
+    def set(self, values, **kwargs):
+        if not isinstance(values, PRNGKeyArray):
+            raise ValueError(
+                "dtype=key<fry> is not a valid dtype for JAX type promotion: keys can "
+                f"only be set to keys, got {type(values).__name__}. Use "
+                "jax.random.wrap_key_data to make keys from uint32 data."
+            )
+        base = self.keys._base_array
+        data = base.at[(*self.idx, slice(None))].set(values._base_array, **kwargs)
+        return PRNGKeyArray(data)
+
+
 def _no_arithmetic(name):
     def method(self, *others):
         names = ["key<fry>"] + [
@@ -434,10 +473,17 @@ def _is_bool_index(i):
     )
 
 
+def _unflatten_keys(_, children):
+    (data,) = children
+    if getattr(data, "dtype", None) == dtypes.float0:
+        # The tangent or cotangent of keys (grad with allow_int=True, vjp): as in JAX,
+        # a float0 array of the keys' shape, not keys.
+        return Array(np.zeros(np.shape(data)[:-1], dtypes.float0))
+    return PRNGKeyArray(data)
+
+
 tree_util.register_pytree_node(
-    PRNGKeyArray,
-    lambda keys: ((keys._base_array,), None),
-    lambda _, children: PRNGKeyArray(children[0]),
+    PRNGKeyArray, lambda keys: ((keys._base_array,), None), _unflatten_keys
 )
 
 
@@ -506,418 +552,3 @@ def random_fold_in(keys, data):
 
 def random_bits(keys, bit_width, shape):
     return _random_bits_data(keys._base_array, bit_width, shape)
-
-
-# --------------------------------------------------------------------------------------
-# Float kernels as XLA's CPU backend computes them
-#
-# Two primitives XLA has and jaxlite.lax lacks: an exactly rounded fused multiply-add
-# and a same-width bitcast. The kernels below use them to follow XLA's float32
-# algorithms step by step; every `_fma` stands where XLA's compiler fuses a multiply
-# into an add.
-
-
-def _two_sum(a, b):
-    """`s, e` with `s = fl(a + b)` and `a + b == s + e` exactly (Knuth)."""
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _fma_narrow(a, b, c, dtype):
-    """fma for dtypes whose products are exact in float64 (float32 and narrower).
-
-    `a * b + c` is rounded once to float64 and once to `dtype`; the second rounding is
-    wrong only when the first lands exactly halfway between two `dtype` values (the
-    float64 bits below `dtype`'s mantissa read 100...0), and then the sign of the first
-    rounding's error says which way the exact sum lies.
-    """
-    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
-    with np.errstate(all="ignore"):
-        p = a * b
-        s = p + c
-        r = s.astype(dtype)
-        dropped = 52 - int(dtypes.finfo(dtype).nmant)
-        low = np.asarray(s).view(np.uint64) & np.uint64((1 << dropped) - 1)
-        tie = low == np.uint64(1 << (dropped - 1))
-        if np.any(tie):
-            # Rare: redo the suspicious elements only.
-            p, c, s = (np.broadcast_to(v, tie.shape)[tie] for v in (p, c, s))
-            _, err = _two_sum(p, c)
-            near = s.astype(dtype)
-            toward = np.where(s > near.astype(np.float64), np.inf, -np.inf)
-            other = np.nextafter(near, toward.astype(dtype))
-            fix = (s != near.astype(np.float64)) & (err != 0) & np.isfinite(err)
-            closer = np.where(err > 0, np.maximum(near, other), np.minimum(near, other))
-            r = np.array(np.broadcast_to(r, tie.shape))
-            r[tie] = np.where(fix, closer, near)
-    return r
-
-
-def _two_prod(a, b):
-    """`p, e` with `p = fl(a * b)` and `a * b == p + e` exactly (Dekker, Veltkamp)."""
-    p = a * b
-
-    def halves(x):
-        t = 134217729.0 * x
-        hi = t - (t - x)
-        return hi, x - hi
-
-    ah, al = halves(a)
-    bh, bl = halves(b)
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
-
-
-def _fma_f64(a, b, c):
-    """Exactly rounded float64 fma: Boldo and Melquiond's emulation by rounding to odd."""
-    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
-    with np.errstate(all="ignore"):
-        uh, ul = _two_prod(a, b)
-        th, tl = _two_sum(c, uh)
-        v, ve = _two_sum(tl, ul)
-        even = (v.view(np.int64) & 1) == 0
-        away = np.nextafter(v, np.where(ve > 0, np.inf, -np.inf))
-        v = np.where((ve != 0) & even, away, v)
-        out = th + v
-        exact = np.isfinite(out) & np.isfinite(uh) & np.isfinite(ul)
-        return np.where(exact, out, a * b + c)
-
-
-def fma_values(a, b, c):
-    """`a * b + c` with one rounding, on NumPy values of one float dtype."""
-    dtype = np.result_type(a, b, c)
-    out = _fma_f64(a, b, c) if dtype == np.float64 else _fma_narrow(a, b, c, dtype)
-    return out[()] if out.ndim == 0 else out
-
-
-def _fma_abstract(a, b, c):
-    avals = (a, b, c)
-    check_same_dtypes("fma", avals)
-    check_dtype("fma", a.dtype, FLOAT)
-    shape = broadcast_shapes("fma", a.shape, b.shape, c.shape)
-    weak = all(x.weak_type for x in avals)
-    return [ShapedArray(shape, a.dtype, weak)], no_effects
-
-
-def _fma_out_shape(a, b, c):
-    return broadcast_shapes("fma", np.shape(a), np.shape(b), np.shape(c))
-
-
-def _broadcast_tangent(t, shape):
-    if np.shape(t) == shape:
-        return t
-    dims = () if not np.ndim(t) else tuple(range(len(shape)))
-    return lax.broadcast_in_dim(t, shape, dims)
-
-
-def _fma_jvp_a(t, a, b, c):
-    return _broadcast_tangent(lax.mul(t, b), _fma_out_shape(a, b, c))
-
-
-def _fma_jvp_b(t, a, b, c):
-    return _broadcast_tangent(lax.mul(a, t), _fma_out_shape(a, b, c))
-
-
-def _fma_jvp_c(t, a, b, c):
-    return _broadcast_tangent(t, _fma_out_shape(a, b, c))
-
-
-fma_p = Primitive("fma")
-impl_rules[fma_p] = lambda a, b, c: [fma_values(a, b, c)]
-abstract_eval_rules[fma_p] = _fma_abstract
-ad.defjvp(fma_p, _fma_jvp_a, _fma_jvp_b, _fma_jvp_c)
-batching.defbroadcasting(fma_p)
-
-
-def fma(a, b, c):
-    """`a * b + c` rounded once, as XLA computes a multiply fused into an add."""
-    return fma_p.bind(*lax_operands(a, b, c))
-
-
-def mul_add(a, b, c):
-    """`a * b + c` as XLA's CPU backend computes it in one fusion: one fma for float32
-    and float64; 16-bit floats round the product and the sum separately."""
-    a, b, c = lax_operands(a, b, c)
-    if np.dtype(a.dtype).itemsize >= 4:
-        return fma_p.bind(a, b, c)
-    return lax.add(lax.mul(a, b), c)
-
-
-def _bitcast_impl(x, *, new_dtype):
-    out = np.asarray(x).view(new_dtype)
-    return [out[()] if out.ndim == 0 else out]
-
-
-def _bitcast_abstract(x, *, new_dtype):
-    if np.dtype(x.dtype).itemsize != np.dtype(new_dtype).itemsize:
-        raise NotImplementedError(
-            f"bitcast_convert_type from {x.dtype} to {new_dtype}: jaxlite only "
-            "bitcasts between dtypes of one width"
-        )
-    return [ShapedArray(x.shape, new_dtype)], no_effects
-
-
-bitcast_convert_type_p = Primitive("bitcast_convert_type")
-impl_rules[bitcast_convert_type_p] = _bitcast_impl
-abstract_eval_rules[bitcast_convert_type_p] = _bitcast_abstract
-ad.defjvp(bitcast_convert_type_p, None)
-batching.defvectorized(bitcast_convert_type_p)
-
-
-def bitcast_convert_type(x, new_dtype):
-    """Reinterpret the bits of `x` as `new_dtype` (of the same width)."""
-    return bitcast_convert_type_p.bind(x, new_dtype=np.dtype(new_dtype))
-
-
-# -- float32 kernels ---------------------------------------------------------------------
-
-_F32 = np.dtype("float32")
-_TINY32 = np.float32(np.finfo(np.float32).tiny)
-
-
-def _f(v):
-    return np.float32(v)
-
-
-def _where(pred, x, y):
-    return jnp.where(pred, x, y)
-
-
-def _flush_subnormal_input(x, out):
-    """`out`, or a zero of x's sign where x is subnormal (XLA reads those as zero)."""
-    return _where(lax.lt(lax.abs(x), _TINY32), lax.mul(x, _f(0)), out)
-
-
-def _horner(x, coefficients):
-    """`c0 * x**n + ... + cn` by Horner's rule with one fma per step."""
-    acc = lax.full_like(x, _f(coefficients[0]))
-    for c in coefficients[1:]:
-        acc = fma(acc, x, _f(c))
-    return acc
-
-
-# Cephes' logf: log(1 + f) for f in [sqrt(1/2) - 1, sqrt(2) - 1], and log(2) in two
-# parts (Q1 + Q2) so that e * Q2 is exact.
-_LOG_P = (
-    7.0376836292e-2,
-    -1.1514610310e-1,
-    1.1676998740e-1,
-    -1.2420140846e-1,
-    1.4249322787e-1,
-    -1.6668057665e-1,
-    2.0000714765e-1,
-    -2.4999993993e-1,
-    3.3333331174e-1,
-)
-_LOG_Q1 = _f(-2.12194440e-4)
-_LOG_Q2 = _f(0.693359375)
-_SQRT_HALF = _f(0.707106781186547524)
-
-
-def _frexp(x):
-    """Mantissa in [0.5, 1) and exponent (as float32) of positive normal float32 `x`."""
-    bits = bitcast_convert_type(x, np.uint32)
-    exponent = lax.convert_element_type(
-        lax.shift_right_logical(bits, _u32(23)), np.int32
-    )
-    exponent = lax.convert_element_type(lax.sub(exponent, np.int32(126)), _F32)
-    mantissa = lax.bitwise_or(lax.bitwise_and(bits, _u32(0x807FFFFF)), _u32(0x3F000000))
-    return bitcast_convert_type(mantissa, _F32), exponent
-
-
-def log_f32(x):
-    """XLA's float32 `log` (Cephes, with its fused multiply-adds)."""
-    m, e = _frexp(lax.max(x, _TINY32))
-    small = lax.lt(m, _SQRT_HALF)
-    e = lax.sub(e, _where(small, _f(1), _f(0)))
-    r = lax.add(lax.sub(m, _f(1)), _where(small, m, _f(0)))
-    r2 = lax.mul(r, r)
-    r3 = lax.mul(r2, r)
-    p = _LOG_P
-    y0 = fma(fma(lax.full_like(r, _f(p[0])), r, _f(p[1])), r, _f(p[2]))
-    y1 = fma(fma(lax.full_like(r, _f(p[3])), r, _f(p[4])), r, _f(p[5]))
-    y2 = fma(fma(lax.full_like(r, _f(p[6])), r, _f(p[7])), r, _f(p[8]))
-    y = fma(fma(y0, r3, y1), r3, y2)
-    y = fma(y, r3, lax.mul(e, _LOG_Q1))
-    out = lax.add(lax.add(lax.sub(r, lax.mul(r2, _f(0.5))), y), lax.mul(e, _LOG_Q2))
-    # Subnormals count as zero (XLA runs with denormals-are-zero).
-    out = _where(lax.lt(x, _TINY32), _f(-np.inf), out)
-    out = _where(lax.eq(x, _f(np.inf)), _f(np.inf), out)
-    negative = lax.le(x, lax.neg(_TINY32))
-    return _where(lax.bitwise_or(negative, lax.ne(x, x)), _f(np.nan), out)
-
-
-# Cephes' log1p: a rational approximation below sqrt(2) - 1, log(1 + x) above.
-_LOG1P_NUM = (
-    4.5270000862445199635215e-5,
-    4.9854102823193375972212e-1,
-    6.5787325942061044846969e0,
-    2.9911919328553073277375e1,
-    6.0949667980987787057556e1,
-    5.7112963590585538103336e1,
-    2.0039553499201281259648e1,
-)
-_LOG1P_DEN = (
-    1.0,
-    1.5062909083469192043167e1,
-    8.3047565967967209469310e1,
-    2.2176239823732856465394e2,
-    3.0909872225312059774938e2,
-    2.1642788614495947685003e2,
-    6.0118660497603843919306e1,
-)
-
-
-def log1p_f32(x):
-    """XLA's float32 `log1p`."""
-    large = log_f32(lax.add(x, _f(1)))
-    x2 = lax.mul(x, x)
-    ratio = lax.div(_horner(x, _LOG1P_NUM), _horner(x, _LOG1P_DEN))
-    small = lax.add(x, fma(_f(-0.5), x2, lax.mul(lax.mul(x, x2), ratio)))
-    small = _flush_subnormal_input(x, small)
-    return _where(lax.lt(lax.abs(x), _f(0.41421356237309504880)), small, large)
-
-
-# Cephes' expf: exp(r) * 2**n with r = x - n * log(2) and n clamped to [-127, 127].
-_EXP_P = (
-    1.9875691500e-4,
-    1.3981999507e-3,
-    8.3334519073e-3,
-    4.1665795894e-2,
-    1.6666665459e-1,
-    5.0000001201e-1,
-)
-
-
-def exp_f32(x):
-    """XLA's float32 `exp`."""
-    x = lax.clamp(_f(-87.8), x, _f(88.8))
-    n = lax.floor(fma(x, _f(1.44269504088896341), _f(0.5)))
-    n = lax.clamp(_f(-127), n, _f(127))
-    r = fma(_f(-0.693359375), n, x)
-    r = fma(_f(2.12194440e-4), n, r)
-    z = fma(_horner(r, _EXP_P), lax.mul(r, r), r)
-    z = lax.add(_f(1), z)
-    n = lax.convert_element_type(n, np.int32)
-    scale = lax.shift_left(lax.add(n, np.int32(127)), np.int32(23))
-    out = lax.mul(z, bitcast_convert_type(scale, _F32))
-    # Subnormal results flush to zero.
-    return _where(lax.lt(out, _TINY32), _f(0), out)
-
-
-# A rational approximation of erf on [-3.83, 3.83] (beyond it erf rounds to +-1).
-_ERF_NUM = (
-    0.00022905065861350646,
-    0.0034082910107109506,
-    0.050955695062380861,
-    0.18520832239976145,
-    1.128379143519084,
-)
-_ERF_DEN = (
-    -1.1791602954361697e-7,
-    0.000023547966471313185,
-    0.0010179625278914885,
-    0.014070470171167667,
-    0.11098505178285362,
-    0.49746925110067538,
-    1.0,
-)
-
-
-def erf_f32(x):
-    """XLA's float32 `erf`."""
-    x2 = lax.mul(x, x)
-    ratio = lax.div(lax.mul(x, _horner(x2, _ERF_NUM)), _horner(x2, _ERF_DEN))
-    inside = lax.le(lax.abs(x), _f(3.832506856900711))
-    sign = lax.bitwise_and(bitcast_convert_type(x, np.uint32), _u32(0x80000000))
-    one = bitcast_convert_type(lax.bitwise_or(sign, _u32(0x3F800000)), _F32)
-    out = _where(lax.bitwise_or(inside, lax.ne(x, x)), ratio, one)
-    return _flush_subnormal_input(x, out)
-
-
-# Giles' single-precision erfinv ("Approximating the erfinv function", GPU Computing
-# Gems, 2011): a polynomial in w = -log(1 - x**2), split at w = 5.
-_ERFINV_CENTRAL = (
-    2.81022636e-08,
-    3.43273939e-07,
-    -3.5233877e-06,
-    -4.39150654e-06,
-    0.00021858087,
-    -0.00125372503,
-    -0.00417768164,
-    0.246640727,
-    1.50140941,
-)
-_ERFINV_TAIL = (
-    -0.000200214257,
-    0.000100950558,
-    0.00134934322,
-    -0.00367342844,
-    0.00573950773,
-    -0.0076224613,
-    0.00943887047,
-    1.00167406,
-    2.83297682,
-)
-
-
-def erf_inv_f32(x):
-    """XLA's float32 `erf_inv`."""
-    w = lax.neg(log1p_f32(lax.mul(x, lax.neg(x))))
-    central = lax.lt(w, _f(5))
-    w = _where(central, lax.sub(w, _f(2.5)), lax.sub(lax.sqrt(w), _f(3)))
-    p = _where(central, _f(_ERFINV_CENTRAL[0]), _f(_ERFINV_TAIL[0]))
-    for c, t in zip(_ERFINV_CENTRAL[1:], _ERFINV_TAIL[1:]):
-        p = fma(p, w, _where(central, _f(c), _f(t)))
-    out = lax.mul(p, x)
-    out = _where(lax.eq(lax.abs(x), _f(1)), lax.mul(x, _f(np.inf)), out)
-    return _flush_subnormal_input(x, out)
-
-
-def _dispatch(kernel, fallback, derivative):
-    """The kernel for float32 (and, via float32, 16-bit floats), `fallback` for other
-    dtypes; differentiated with `derivative(x, y)` as JAX differentiates the primitive."""
-
-    def apply(x):
-        if x.dtype == _F32:
-            return kernel(x)
-        if dtypes.issubdtype(x.dtype, np.floating) and np.dtype(x.dtype).itemsize < 4:
-            # XLA computes 16-bit floats' transcendental functions in float32.
-            out = kernel(lax.convert_element_type(x, _F32))
-            return lax.convert_element_type(out, x.dtype)
-        return fallback(x)
-
-    apply.__name__ = kernel.__name__.removesuffix("_f32")
-    apply.__doc__ = f"`{apply.__name__}` rounded as XLA does for float32."
-    fun = custom_jvp(apply)
-
-    @fun.defjvp
-    def _jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        y = fun(x)
-        return y, lax.mul(t, derivative(x, y))
-
-    return fun
-
-
-def _one(x):
-    return lax.full_like(x, 1)
-
-
-log = _dispatch(log_f32, lax.log, lambda x, y: lax.div(_one(x), x))
-log1p = _dispatch(
-    log1p_f32, lax.log1p, lambda x, y: lax.div(_one(x), lax.add(x, _one(x)))
-)
-exp = _dispatch(exp_f32, lax.exp, lambda x, y: y)
-erf = _dispatch(
-    erf_f32,
-    lax.erf,
-    lambda x, y: lax.mul(
-        lax.full_like(x, 2 / np.sqrt(np.pi)), exp(lax.neg(lax.mul(x, x)))
-    ),
-)
-erf_inv = _dispatch(
-    erf_inv_f32,
-    lax.erf_inv,
-    lambda x, y: lax.mul(lax.full_like(x, np.sqrt(np.pi) / 2), exp(lax.mul(y, y))),
-)
