@@ -370,7 +370,8 @@ def test_optimization_barrier_is_the_identity_with_rules():
     assert "optimization_barrier a 2.0:f32[]" in text
     check_grads(lambda x: lax.optimization_barrier(x * x), (x,), order=2)
     check_close(jaxlite.vmap(lambda x: lax.optimization_barrier(x)[0])(x), x[:, 0])
-    assert lax.with_sharding_constraint(x, None) is x
+    with pytest.raises(ValueError, match="got sharding None which is not allowed"):
+        lax.with_sharding_constraint(x, None)
 
 
 def test_unstack_broadcast_shapes_index_take_match_jax():

@@ -135,15 +135,21 @@ def test_edge_values_match_scipy(case):
     with jaxlite.enable_x64():
         got = np.asarray(fun(*args))
     want = getattr(sc, ref)(*args)
+    # JAX differs from SciPy there: zeta(2, inf) and zeta(inf, 1) are NaN in JAX.
+    want[_JAX_NOT_SCIPY.get(ref, [])] = np.nan
     np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+_JAX_NOT_SCIPY = {"zeta": [5, 6]}
 
 
 def test_polygamma_edges():
     m = np.array([-1.0, 0.5, 1.0, 1.0, 2.0, 0.0])
     x = np.array([2.0, 2.0, np.inf, 0.0, np.nan, 1.0])
     got = np.asarray(lax.polygamma(m.astype(np.float32), x.astype(np.float32)))
-    np.testing.assert_array_equal(got[[0, 1, 4]], np.nan)
-    assert got[2] == 0 and got[3] == np.inf
+    # as JAX: NaN for a negative or fractional order, at inf and at NaN
+    np.testing.assert_array_equal(got[[0, 1, 2, 4]], np.nan)
+    assert got[3] == np.inf
     np.testing.assert_allclose(got[5], -np.euler_gamma, rtol=1e-6)
 
 
@@ -596,11 +602,7 @@ def test_scipy_special_names_cover_jax():
     theirs = {n for n in dir(jax.scipy.special) if not n.startswith("_")}
     ours = set(jsp.__all__)
     assert ours <= theirs
-    not_yet = {
-        "bessel_jn", "dawsn", "fresnel", "hyp1f1", "hyp2f1", "owens_t", "sici",
-        "sph_harm_y", "wofz",
-    }  # fmt: skip
-    assert theirs - ours == not_yet
+    assert theirs - ours == {"sph_harm_y"}
 
 
 def test_scipy_special_under_jit_and_vmap():

@@ -124,6 +124,8 @@ _OPTIONS = {
     ),
     "jax_platforms": _Option(None, "JAX_PLATFORMS", _check_optional_str),
     "jax_platform_name": _Option(None, "JAX_PLATFORM_NAME", _check_optional_str),
+    # jaxlite's own: keep freed array buffers for reuse (jaxlite.backend.memory).
+    "jaxlite_malloc_tuning": _Option(True, "JAXLITE_MALLOC_TUNING", _check_bool),
 }
 
 # Options whose value changes what tracing produces, in `trace_context` order.

@@ -5,3 +5,7 @@ generates Python source, one line per equation.
 """
 
 from jaxlite.backend.numpy_backend import compile, lowering_rules  # noqa: F401
+from jaxlite.backend import memory as _memory  # noqa: E402
+from jaxlite.config import config as _config  # noqa: E402
+
+_memory.install(_config)

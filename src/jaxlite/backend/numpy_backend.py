@@ -5,6 +5,12 @@ A primitive may register a lowering rule that returns a NumPy expression
 (`lowering_rules[sin_p] = inline("np.sin({})")`); every other primitive is lowered to a
 call of its `impl` rule with the parameters bound ahead of time. The source is kept on the
 executable (`.source`) so users can read exactly what runs.
+
+Buffers are reused as XLA reuses them: an elementwise ufunc whose operand is an
+intermediate the function allocated itself (the result of another ufunc or of a
+`np.matmul`), of the output's shape and dtype, used for the last time there and never
+viewed by another operation, writes its result into that operand (`out=`). A chain of
+elementwise operations then runs in one buffer instead of allocating one per step.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import builtins
 import functools
 import keyword
+import re
 import warnings
 
 import numpy as np
@@ -38,6 +45,9 @@ class LoweringContext:
         self.namespace = {"np": np, "__name__": _GENERATED_MODULE}
         self._ids = {}
         self.eqn = None
+        # A rule sets this when its expression always returns a new array of the
+        # output's aval (e.g. a bare `np.matmul`), which later ufuncs may write into.
+        self.fresh_output = False
 
     def avals_in(self):
         """The avals of the inputs of the equation being lowered."""
@@ -53,13 +63,60 @@ class LoweringContext:
         return name
 
 
+_UFUNC_TEMPLATE = re.compile(r"np\.(\w+)\(\{\}(?:, \{\})*\)")
+
+
 def inline(template):
-    """A lowering rule for a single-output primitive: `template.format(*input_names)`."""
+    """A lowering rule for a single-output primitive: `template.format(*input_names)`.
+
+    A template that is just a NumPy ufunc of the inputs (`"np.add({}, {})"`) is marked
+    `rule.ufunc`, so the compiler may add `out=` to reuse a dying operand's buffer."""
 
     def rule(ctx, *args, **params):
         return template.format(*args, **params)
 
+    match = _UFUNC_TEMPLATE.fullmatch(template)
+    rule.ufunc = match is not None and isinstance(
+        getattr(np, match.group(1), None), np.ufunc
+    )
     return rule
+
+
+def _buffer_plan(jaxpr):
+    """For each equation index, the variables used there for the last time, and the
+    variables that may never be overwritten: those returned, and those read by any
+    equation that is not an elementwise ufunc (it might keep a view of them)."""
+    dying = [[] for _ in jaxpr.eqns]
+    last_use = {}
+    pinned = {v for v in jaxpr.outvars if type(v) is not Literal}
+    for i, eqn in enumerate(jaxpr.eqns):
+        is_ufunc = getattr(lowering_rules.get(eqn.primitive), "ufunc", False)
+        for x in eqn.invars:
+            if type(x) is not Literal:
+                last_use[x] = i
+                if not is_ufunc or eqn.primitive.multiple_results:
+                    pinned.add(x)
+    for v, i in last_use.items():
+        if v not in pinned:
+            dying[i].append(v)
+    return dying
+
+
+def _reusable_operand(eqn, dying, owned):
+    """The operand of a ufunc equation whose buffer can take its result, or None."""
+    (out,) = eqn.outvars
+    aval = out.aval
+    if not getattr(aval, "shape", ()):
+        return None  # 0-d: NumPy returns scalars, which have no buffer to reuse
+    for x in eqn.invars:
+        if (
+            x in owned
+            and x in dying
+            and x.aval.shape == aval.shape
+            and x.aval.dtype == aval.dtype
+        ):
+            return x
+    return None
 
 
 class Executable:
@@ -109,14 +166,24 @@ def _compile(closed, name):
 
     params = ", ".join(namer(v) for v in jaxpr.invars)
     lines = [f"def {name}({params}):"]
-    for eqn in jaxpr.eqns:
+    dying = _buffer_plan(jaxpr)
+    owned = set()  # variables holding buffers this function allocated
+    for i, eqn in enumerate(jaxpr.eqns):
         args = [atom(x) for x in eqn.invars]
         outs = [namer(v) for v in eqn.outvars]
         lhs = ", ".join(outs) if outs else "_"
         rule = lowering_rules.get(eqn.primitive)
         if rule is not None:
             ctx.eqn = eqn
+            ctx.fresh_output = False
             expr = rule(ctx, *args, **eqn.params)
+            if getattr(rule, "ufunc", False) and not eqn.primitive.multiple_results:
+                target = _reusable_operand(eqn, dying[i], owned)
+                if target is not None:
+                    expr = f"{expr[:-1]}, out={namer(target)})"
+                ctx.fresh_output = True
+            if ctx.fresh_output and len(eqn.outvars) == 1:
+                owned.add(eqn.outvars[0])
             if eqn.primitive.multiple_results:
                 lhs = lhs + "," if len(outs) == 1 else lhs
                 lhs = "_" if not outs else lhs

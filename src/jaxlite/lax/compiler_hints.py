@@ -61,5 +61,15 @@ def optimization_barrier(operand_, /):
 
 
 def with_sharding_constraint(x, shardings):
-    """The identity: jaxlite runs on one device, where every sharding holds."""
+    """The identity: jaxlite runs on one device, where every sharding holds. A None
+    sharding is an error, as in JAX."""
+    if any(s is None for s in tree_util.tree_leaves(shardings, is_leaf=_is_none)):
+        raise ValueError(
+            "One of with_sharding_constraint arguments got sharding None which is not "
+            "allowed. Please only pass `jax.sharding.Sharding` instances."
+        )
     return x
+
+
+def _is_none(x):
+    return x is None

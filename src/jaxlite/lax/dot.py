@@ -412,10 +412,12 @@ def _dot_general_lowering(
     if dtype == rhs_aval.dtype == out_dtype and dtype in _MATMUL_DTYPES:
         ranks = (lhs_aval.ndim, rhs_aval.ndim)
         if ranks in _matmul_ranks(dimension_numbers):
+            ctx.fresh_output = True
             return f"np.matmul({lhs}, {rhs})"
         if ranks == (2, 2) and len(lc) == 1 and not lb:
             lhs_t = lhs if lc[0] == 1 else f"{lhs}.T"
             rhs_t = rhs if rc[0] == 0 else f"{rhs}.T"
+            ctx.fresh_output = True
             return f"np.matmul({lhs_t}, {rhs_t})"
     general = ctx.add_global(
         functools.partial(

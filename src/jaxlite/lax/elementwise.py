@@ -32,6 +32,8 @@ from jaxlite.lax.rules import (
     INT,
     INT_OR_BOOL,
     NUMBER,
+    SINT,
+    broadcast_shapes,
     check_dtype,
     defbinary,
     defunary,
@@ -76,6 +78,21 @@ def _rsqrt(x):
     return 1 / np.sqrt(x)
 
 
+def _exp2(x):
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return np.exp2(x)
+    # XLA's complex exp2: exp(x * log 2), a complex product and then exp(a + bi) =
+    # e^a (cos b + i sin b) as written (so -inf + yi gives NaN, where C gives 0).
+    ln2 = np.asarray(np.log(2), x.real.dtype)
+    with np.errstate(all="ignore"):
+        a = x.real * ln2 - x.imag * 0
+        b = x.real * 0 + x.imag * ln2
+        out = np.empty_like(x)
+        out.real, out.imag = np.exp(a) * np.cos(b), np.exp(a) * np.sin(b)
+        return out[()]
+
+
 def _round_half_away(x):
     return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(x.dtype)
 
@@ -112,7 +129,7 @@ _UNARY = [
     ("ceil", np.ceil, FLOAT, "np.ceil({})", None),
     ("is_finite", np.isfinite, FLOAT, "np.isfinite({})", None),
     ("exp", np.exp, INEXACT, "np.exp({})", lambda t, y, x: mul(t, y)),
-    ("exp2", np.exp2, INEXACT, "np.exp2({})", _d_exp2),
+    ("exp2", _exp2, INEXACT, None, _d_exp2),
     ("log", np.log, INEXACT, "np.log({})", lambda t, y, x: div(t, x)),
     ("log1p", np.log1p, INEXACT, "np.log1p({})", lambda t, y, x: div(t, add(x, 1.0))),
     ("expm1", np.expm1, INEXACT, "np.expm1({})", lambda t, y, x: mul(t, add(y, 1.0))),
@@ -201,12 +218,12 @@ sqrt_p, rsqrt_p, cbrt_p = (
     _unary_prims["cbrt"],
 )
 not_p, conj_p = _unary_prims["not"], _unary_prims["conj"]
-# is_finite returns bool; fix its abstract eval and weak type.
+# is_finite returns bool (weak for a weak input, as in JAX).
 
 
 def _is_finite_abstract(x):
     check_dtype("is_finite", x.dtype, FLOAT)
-    return [ShapedArray(x.shape, np.bool_)], no_effects
+    return [ShapedArray(x.shape, np.bool_, x.weak_type)], no_effects
 
 
 abstract_eval_rules[is_finite_p] = _is_finite_abstract
@@ -230,7 +247,10 @@ def _abs_jvp(t, x):
 
 
 abs_p = Primitive("abs")
-defunary(abs_p, np.abs, NUMBER, out_dtype=_real_dtype, expr="np.abs({})")
+# Unsigned integers are rejected, as in JAX (jnp.abs returns them unchanged).
+defunary(
+    abs_p, np.abs, FLOAT + COMPLEX + SINT, out_dtype=_real_dtype, expr="np.abs({})"
+)
 ad.defjvp(abs_p, _abs_jvp)
 batching.defvectorized(abs_p)
 
@@ -361,8 +381,80 @@ def _int_or_float_lowering(int_fn, float_expr):
 
 
 def _pow(x, y):
-    dtype = np.asarray(x).dtype
-    return np.power(x, y, dtype=dtype)
+    x, y = np.asarray(x), np.asarray(y)
+    if y.dtype != x.dtype:  # an integer exponent: XLA converts it to x's dtype
+        y = y.astype(x.dtype)
+    if x.dtype.kind == "c":
+        return _complex_pow(x, y)
+    return np.power(x, y)[()]
+
+
+def _complex_pow(x, y):
+    """x ** y for complex x, y as XLA computes it: |x|^c e^(-d arg x) at the angle
+    c arg x + d log|x| (y = c + di); 0 ** y is 1 for y == 0, 0 for real y > 0 and NaN
+    otherwise, and x ** 0 is 1 even for NaN x."""
+    with np.errstate(all="ignore"):
+        c, d = y.real, y.imag
+        magnitude, arg = np.abs(x), np.arctan2(x.imag, x.real)
+        coeff = np.power(magnitude, c) * np.exp(-d * arg)
+        angle = c * arg + d * np.log(magnitude)
+        out = np.empty(np.broadcast_shapes(x.shape, y.shape), x.dtype)
+        out.real, out.imag = coeff * np.cos(angle), coeff * np.sin(angle)
+        zero_base = (x.real == 0) & (x.imag == 0)
+        zero_exponent = (c == 0) & (d == 0)
+        at_zero = np.where((d == 0) & (c > 0), 0, np.nan).astype(x.dtype)
+        out = np.where(zero_base, at_zero, out)
+        return np.where(zero_exponent, np.ones((), x.dtype), out)[()]
+
+
+def _pow_abstract(x, y):
+    check_dtype("pow", x.dtype, INEXACT)
+    integer_y = dtypes.issubdtype(y.dtype, np.integer)
+    if y.dtype != x.dtype and not integer_y:
+        raise TypeError(
+            "the first argument to pow must have an inexact dtype (float or complex), "
+            "and the second argument must have an inexact or integer dtype, and two "
+            f"inexact dtypes must match, but got {x.dtype} and {y.dtype} respectively."
+        )
+    shape = broadcast_shapes("pow", x.shape, y.shape)
+    return [ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)], no_effects
+
+
+def _atan2(y, x):
+    y, x = np.asarray(y), np.asarray(x)
+    if y.dtype.kind != "c":
+        return np.arctan2(y, x)
+    # XLA's complex atan2: -i log((x + iy) / sqrt(x^2 + y^2)).
+    with np.errstate(all="ignore"):
+        return (-1j * np.log((x + 1j * y) / np.sqrt(x * x + y * y))).astype(y.dtype)[()]
+
+
+def _lex_greater(x, y):
+    """Complex x > y, comparing real parts and then imaginary parts."""
+    return (x.real > y.real) | ((x.real == y.real) & (x.imag > y.imag))
+
+
+def _max(x, y):
+    if np.asarray(x).dtype.kind != "c":
+        return np.maximum(x, y)
+    return np.where(_lex_greater(x, y), x, y)[()]  # ties and NaNs give y, as XLA
+
+
+def _min(x, y):
+    if np.asarray(x).dtype.kind != "c":
+        return np.minimum(x, y)
+    return np.where(_lex_greater(y, x), x, y)[()]
+
+
+def _real_or_complex_lowering(real_expr, fn):
+    """Inline `real_expr` for real operands; call `fn` for complex ones."""
+
+    def rule(ctx, x, y):
+        if np.dtype(ctx.avals_in()[0].dtype).kind == "c":
+            return f"{ctx.add_global(fn, fn.__name__.lstrip('_'))}({x}, {y})"
+        return real_expr.format(x, y)
+
+    return rule
 
 
 def _shift_right_logical(x, y):
@@ -512,6 +604,20 @@ def _minmax_jvp(prim):
 
 
 def _pow_jvp_x(t, out, x, y):
+    if dtypes.issubdtype(y.dtype, np.integer):
+        # d/dx x**n = n x**(n-1), and exactly 0 for n == 0 (also at x == 0).
+        from jaxlite.lax.structural import broadcast_in_dim
+
+        y = convert_element_type(y, x.dtype)
+        shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+        x, y = (
+            v if np.shape(v) == shape else broadcast_in_dim(v, shape, ())
+            for v in (x, y)
+        )
+        is_zero = eq(y, 0.0)
+        safe_y = select(is_zero, full_of(y, 1.0), y)
+        jac = select(is_zero, full_of(y, 0.0), mul(safe_y, pow(x, sub(y, 1.0))))
+        return mul(t, jac)
     return mul(t, mul(y, pow(x, sub(y, 1.0))))
 
 
@@ -539,11 +645,10 @@ _BINARY = [
     ("sub", np.subtract, NUMBER, "np.subtract({}, {})"),
     ("mul", np.multiply, NUMBER, "np.multiply({}, {})"),
     ("div", _div, NUMBER, None),
-    ("rem", _rem, NUMBER, None),
-    ("pow", _pow, INEXACT, None),
-    ("max", np.maximum, ANY, "np.maximum({}, {})"),
-    ("min", np.minimum, ANY, "np.minimum({}, {})"),
-    ("atan2", np.arctan2, FLOAT, "np.arctan2({}, {})"),
+    ("rem", _rem, INT + FLOAT, None),
+    ("max", _max, ANY, None),
+    ("min", _min, ANY, None),
+    ("atan2", _atan2, INEXACT, None),
     ("nextafter", np.nextafter, FLOAT, "np.nextafter({}, {})"),
     ("and", np.bitwise_and, INT_OR_BOOL, "np.bitwise_and({}, {})"),
     ("or", np.bitwise_or, INT_OR_BOOL, "np.bitwise_or({}, {})"),
@@ -560,10 +665,13 @@ for _name, _fn, _kinds, _expr in _BINARY:
     batching.defbroadcasting(_binary_prims[_name])
 
 add_p, sub_p, mul_p, div_p = (_binary_prims[n] for n in ("add", "sub", "mul", "div"))
-rem_p, pow_p, max_p, min_p = (_binary_prims[n] for n in ("rem", "pow", "max", "min"))
+rem_p, max_p, min_p = (_binary_prims[n] for n in ("rem", "max", "min"))
 lowering_rules[div_p] = _int_or_float_lowering(_int_div, "np.true_divide({}, {})")
 lowering_rules[rem_p] = _int_or_float_lowering(_int_rem, "np.fmod({}, {})")
+lowering_rules[max_p] = _real_or_complex_lowering("np.maximum({}, {})", _max)
+lowering_rules[min_p] = _real_or_complex_lowering("np.minimum({}, {})", _min)
 atan2_p, nextafter_p = _binary_prims["atan2"], _binary_prims["nextafter"]
+lowering_rules[atan2_p] = _real_or_complex_lowering("np.arctan2({}, {})", _atan2)
 and_p, or_p, xor_p = _binary_prims["and"], _binary_prims["or"], _binary_prims["xor"]
 shift_left_p = _binary_prims["shift_left"]
 shift_right_arithmetic_p = _binary_prims["shift_right_arithmetic"]
@@ -578,7 +686,13 @@ ad.defbilinear(mul_p, _mul_transpose_lhs, _mul_transpose_rhs)
 ad.jvp_rules[div_p] = _div_jvp
 ad.transpose_rules[div_p] = _div_transpose
 ad.defjvp_with_output(rem_p, lambda t, out, x, y: _broadcast_like(t, out), _rem_jvp_y)
+
+# pow: x float or complex; y of x's dtype, or any integer dtype (converted to x's).
+pow_p = Primitive("pow")
+impl_rules[pow_p] = lambda x, y: [_pow(x, y)]
+abstract_eval_rules[pow_p] = _pow_abstract
 ad.defjvp_with_output(pow_p, _pow_jvp_x, _pow_jvp_y)
+batching.defbroadcasting(pow_p)
 ad.jvp_rules[max_p] = _minmax_jvp(max_p)
 ad.jvp_rules[min_p] = _minmax_jvp(min_p)
 ad.defjvp_with_output(atan2_p, _atan2_jvp_x, _atan2_jvp_y)
@@ -597,18 +711,23 @@ for _prim in (
 # ----------------------------------------------------------------------------------------
 # Comparisons: bool outputs
 
+# eq and ne take any dtype; the orderings (lt, le, gt, ge) only real numbers (jnp
+# orders complex numbers lexicographically on top of them).
+_ORDERED = INT_OR_BOOL + FLOAT
 _COMPARE = [
-    ("eq", np.equal, "np.equal({}, {})"),
-    ("ne", np.not_equal, "np.not_equal({}, {})"),
-    ("lt", np.less, "np.less({}, {})"),
-    ("le", np.less_equal, "np.less_equal({}, {})"),
-    ("gt", np.greater, "np.greater({}, {})"),
-    ("ge", np.greater_equal, "np.greater_equal({}, {})"),
+    ("eq", np.equal, "np.equal({}, {})", ANY),
+    ("ne", np.not_equal, "np.not_equal({}, {})", ANY),
+    ("lt", np.less, "np.less({}, {})", _ORDERED),
+    ("le", np.less_equal, "np.less_equal({}, {})", _ORDERED),
+    ("gt", np.greater, "np.greater({}, {})", _ORDERED),
+    ("ge", np.greater_equal, "np.greater_equal({}, {})", _ORDERED),
 ]
 _compare_prims = {}
-for _name, _fn, _expr in _COMPARE:
+for _name, _fn, _expr, _kinds in _COMPARE:
     _compare_prims[_name] = Primitive(_name)
-    defbinary(_compare_prims[_name], _fn, ANY, out_dtype=np.dtype(np.bool_), expr=_expr)
+    defbinary(
+        _compare_prims[_name], _fn, _kinds, out_dtype=np.dtype(np.bool_), expr=_expr
+    )
     ad.defjvp(_compare_prims[_name], None, None)
     batching.defbroadcasting(_compare_prims[_name])
 
@@ -783,6 +902,8 @@ def convert_value(x, dtype):
     if x.dtype == dtype:
         return x[()] if x.ndim == 0 else x
     if dtype == np.bool_:
+        # (XLA's complex -> bool looks at the real part only; `x.astype(bool)` on an
+        # Array relies on this giving `x != 0`, as JAX's astype does.)
         return (x != 0)[()]
     if np.issubdtype(x.dtype, np.complexfloating) and not np.issubdtype(
         dtype, np.complexfloating
@@ -809,7 +930,11 @@ def _convert_element_type_abstract(x, *, new_dtype, weak_type):
 def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type):
     (x,), (t,) = primals, tangents
     out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    differentiable = dtypes.issubdtype(new_dtype, np.inexact)
+    # Only inexact -> inexact conversions carry a tangent (an integer input's tangent
+    # is a float0 zero).
+    differentiable = dtypes.issubdtype(new_dtype, np.inexact) and dtypes.issubdtype(
+        get_aval(x).dtype, np.inexact
+    )
     if type(t) is ad.Zero or not differentiable:
         return [out], [ad.Zero(ad.tangent_aval(out.aval))]
     return [out], [

@@ -39,6 +39,7 @@ from jaxlite.lax.indexing import slice_in_dim
 from jaxlite.lax.reductions import reduce_sum
 from jaxlite.lax.structural import (
     broadcast_in_dim,
+    broadcasted_iota,
     concatenate,
     operand,
     pad,
@@ -53,6 +54,7 @@ __all__ = [
     "SvdAlgorithm",
     "cholesky",
     "cholesky_p",
+    "cholesky_update",
     "eig",
     "eig_p",
     "eigh",
@@ -65,6 +67,7 @@ __all__ = [
     "lu_p",
     "lu_pivots_to_permutation",
     "lu_pivots_to_permutation_p",
+    "ormqr",
     "qr",
     "qr_p",
     "svd",
@@ -72,6 +75,7 @@ __all__ = [
     "symmetric_product",
     "triangular_solve",
     "triangular_solve_p",
+    "tridiagonal",
     "tridiagonal_solve",
     "tridiagonal_solve_p",
 ]
@@ -179,21 +183,32 @@ def _full_like(x, value):
     return Array(np.full(_shape(x), value, get_aval(x).dtype))
 
 
-def _mask(x, keep):
-    """`x` where the static boolean matrix `keep` holds, zero elsewhere."""
-    zeros = np.zeros(_shape(x), get_aval(x).dtype)
-    keep = np.broadcast_to(keep, _shape(x))
-    return ew.select_n(Array(keep), Array(zeros), x)
+def _tri(x, k):
+    """The mask `row + k >= col` over x's matrices, built as JAX's `jnp.tri` is (iotas
+    and a comparison, broadcast over batch axes), so jaxprs read as JAX's."""
+    m, n = _shape(x)[-2:]
+    rows = ew.add(broadcasted_iota(np.int32, (m, n), 0), int(k))
+    mask = ew.ge(rows, broadcasted_iota(np.int32, (m, n), 1))
+    nd = _ndim(x)
+    if nd > 2:
+        mask = broadcast_in_dim(mask, _shape(x), (nd - 2, nd - 1))
+    return mask
+
+
+def _zeros(x):
+    return broadcast_in_dim(
+        ew.convert_element_type(0, get_aval(x).dtype), _shape(x), ()
+    )
 
 
 def _tril(x, k=0):
-    m, n = _shape(x)[-2:]
-    return _mask(x, np.tri(m, n, k, dtype=bool))
+    """x's lower triangle (diagonal k and below), zero elsewhere: `jnp.tril`."""
+    return ew.select_n(_tri(x, k), _zeros(x), x)
 
 
 def _triu(x, k=0):
-    m, n = _shape(x)[-2:]
-    return _mask(x, ~np.tri(m, n, k - 1, dtype=bool))
+    """x's upper triangle (diagonal k and above), zero elsewhere: `jnp.triu`."""
+    return ew.select_n(_tri(x, k - 1), x, _zeros(x))
 
 
 def _eye(n, like):
@@ -627,6 +642,7 @@ def _triangular_solve_abstract(a, b, **params):
     _check_rank("triangular_solve", 0, a.shape)
     _check_rank("triangular_solve", 1, b.shape)
     _check_inexact("triangular_solve", 0, a.dtype)
+    _check_inexact("triangular_solve", 1, b.dtype)
     if a.dtype != b.dtype:
         raise TypeError(
             "triangular_solve requires arguments to have the same dtypes, got "
@@ -1033,8 +1049,11 @@ batching.batch_rules[hessenberg_p] = _move_front_rule(hessenberg_p)
 
 
 def _symmetrize(x):
-    """`(x + x^H) / 2`."""
-    return ew.div(ew.add(x, _H(x)), Array(np.asarray(2, get_aval(x).dtype)))
+    """`(x + x^H) / 2`, a true division: integer matrices become float, as in JAX."""
+    total = ew.add(x, _H(x))
+    if not dtypes.issubdtype(get_aval(total).dtype, np.inexact):
+        total = ew.convert_element_type(total, dtypes.default_float_dtype())
+    return ew.div(total, Array(np.asarray(2, get_aval(total).dtype)))
 
 
 def cholesky(x, *, symmetrize_input=True):
@@ -1097,8 +1116,8 @@ def eig(
 def lu(x):
     """LU decomposition with partial pivoting: `(lu, pivots, permutation)` with
     `x[..., permutation, :] == L @ U` (L unit lower triangular, stored below lu's
-    diagonal; U upper triangular)."""
-    return tuple(lu_p.bind(operand(x)))
+    diagonal; U upper triangular). A list, as JAX returns it."""
+    return list(lu_p.bind(operand(x)))
 
 
 def lu_pivots_to_permutation(pivots, permutation_size):
@@ -1193,8 +1212,8 @@ def householder_product(a, taus):
 
 def hessenberg(a):
     """Reduce square matrices to upper Hessenberg form: `(a, taus)` in LAPACK's gehrd
-    layout (the reflectors below the first subdiagonal)."""
-    return tuple(hessenberg_p.bind(operand(a)))
+    layout (the reflectors below the first subdiagonal). A list, as JAX returns it."""
+    return list(hessenberg_p.bind(operand(a)))
 
 
 def symmetric_product(
@@ -1209,3 +1228,7 @@ def symmetric_product(
     if symmetrize_output:
         out = ew.add(_tril(out), _H(_tril(out, -1)))
     return out
+
+
+# Compositions of the primitives above, in their own module (imported last: they use it).
+from jaxlite.lax.linalg_updates import cholesky_update, ormqr, tridiagonal  # noqa: E402

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from jaxlite import dtypes
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax.indexing import GatherDimensionNumbers, gather, slice_in_dim
 from jaxlite.lax.sorting import sort, top_k
@@ -54,6 +55,11 @@ def _output_size(size, rank, k, recall_target, aggregate_to_topk, size_override)
 
 def _approx_k(name, x, k, axis, recall_target, size_override, aggregate, largest):
     x = operand(x)
+    if not dtypes.issubdtype(x.dtype, np.floating):
+        raise ValueError(
+            f"{name}: operand must be a floating type, got {np.dtype(x.dtype).name} "
+            "(use lax.top_k for integer operands)."
+        )
     ndim = np.ndim(x)
     axis = canonicalize_axis(axis, ndim)
     size = np.shape(x)[axis]

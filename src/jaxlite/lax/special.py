@@ -24,7 +24,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from jaxlite.core import Primitive
+from jaxlite import dtypes
+from jaxlite.core import Primitive, abstract_eval_rules
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax.elementwise import (
     abs,
@@ -44,6 +45,7 @@ from jaxlite.lax.elementwise import (
     sub,
 )
 from jaxlite.lax.rules import FLOAT, defbinary, defunary
+from jaxlite.lax.structural import operand
 
 __all__ = [
     "bessel_i0e",
@@ -252,7 +254,10 @@ def _zeta64(s, q):
     total = np.zeros_like(s)
     a = q.copy()
     pole = (q <= 0) & (q == np.floor(q))
-    bad = (s < 1) | np.isnan(s) | np.isnan(q) | ((q < 0) & (s != np.floor(s)))
+    # As JAX: NaN below s = 1, for q <= 0 with a non-integer s, and for infinite s or
+    # q (whose limits JAX does not take).
+    bad = (s < 1) | np.isnan(s) | np.isnan(q) | ((q <= 0) & (s != np.floor(s)))
+    bad |= np.isinf(s) | np.isposinf(q)
     live = ~(pole | bad | np.isinf(s) | np.isinf(q) | (s == 1))
     for i in range(_MAX_ITER):
         step = live & ((a <= _ZETA_SHIFT) | (i < _ZETA_SHIFT))
@@ -273,10 +278,6 @@ def _zeta64(s, q):
         power = power / (a * a)
     out = np.where(live, total + tail, out)
     out = np.where(pole | (s == 1), np.inf, out)
-    # s = inf: only the first term survives, 0, 1 or inf.
-    first = np.where(q > 1, 0.0, np.where(q == 1, 1.0, np.inf))
-    out = np.where(np.isinf(s) & (s > 0) & (q > 0), first, out)
-    out = np.where(np.isposinf(q) & (s > 1), 0.0, out)
     return np.where(bad, np.nan, out)
 
 
@@ -296,7 +297,7 @@ def _zeta_np(s, q):
 
 def _polygamma_np(m, x):
     (m, x), dtype = _float64(m, x)
-    order = (m >= 0) & (m == np.floor(m))
+    order = (m >= 0) & (m == np.floor(m)) & np.isfinite(m)
     out = np.where(order & (m == 0), _digamma64(x), np.nan)
     higher = order & (m > 0)
     if higher.any():
@@ -304,8 +305,9 @@ def _polygamma_np(m, x):
         sign_ = np.where(np.fmod(n, 2) == 0, -1.0, 1.0)
         factorial = np.exp(_lgamma64(n + 1))
         z = _zeta64(n + 1, x)
-        # psi^(m)(x) -> 0 as x -> inf; at the poles it has the sign of (-1)**(m+1).
-        value = np.where(np.isposinf(x), 0.0, sign_ * factorial * z)
+        # At the poles psi^(m) tends to +inf from both sides for odd m; for even m
+        # the two sides disagree, so the value is NaN (as in JAX).
+        value = np.where(np.isinf(z) & (sign_ < 0), np.nan, sign_ * factorial * z)
         out = np.where(higher, value, out)
     return _rounded(out, dtype)
 
@@ -438,7 +440,6 @@ def _igamma64(a, x, want):
     """want: "p", "q", "grad_a" (dP/da) or "sample_grad" (-(dP/da) / (dP/dx))."""
     grad = want in ("grad_a", "sample_grad")
     nan = np.isnan(a) | np.isnan(x) | (a < 0) | (x < 0) | ((a == 0) & (x == 0))
-    nan |= np.isinf(a) & np.isinf(x)
     special = nan | (x == 0) | (a == 0) | np.isinf(x) | np.isinf(a)
     use_cf = ~special & (x > 1) & (x > a)
     use_series = ~special & ~use_cf
@@ -467,8 +468,9 @@ def _igamma64(a, x, want):
         if grad:
             ratio[use_cf] = -xx * ((np.log(xx) - _digamma64(aa)) * h + d_h)
             log_pdf[use_cf] = log_scale - np.log(xx)
-    # Edges: x = 0 gives P = 0; x = inf or a = 0 gives P = 1; a = inf gives P = 0.
-    one = ~nan & ((np.isinf(x) & ~np.isinf(a)) | ((a == 0) & (x > 0)))
+    # Edges: x = 0 gives P = 0; x = inf (even for a = inf, as in JAX) or a = 0 gives
+    # P = 1; a = inf with x finite gives P = 0.
+    one = ~nan & (np.isinf(x) | ((a == 0) & (x > 0)))
     p = np.where(one, 1.0, p)
     q = np.where(one, 0.0, q)
     zero = ~nan & ~one & special
@@ -480,10 +482,10 @@ def _igamma64(a, x, want):
         out = q
     elif want == "grad_a":
         out = np.where(special, 0.0, ratio * np.exp(log_pdf))
-        nan |= (a == 0) | np.isinf(a)
+        nan |= ((a == 0) | np.isinf(a)) & (x != 0)  # x = 0: P = 0 for every a
     else:
         out = np.where(special, np.where(np.isinf(x), np.nan, 0.0), -ratio)
-        nan |= (a == 0) | np.isinf(a)
+        nan |= ((a == 0) | np.isinf(a)) & (x != 0)
     return np.where(nan, np.nan, out)
 
 
@@ -830,12 +832,50 @@ ad.defjvp_with_output(bessel_i1e_p, _d_bessel_i1e)
 batching.defvectorized(bessel_i1e_p)
 
 
+def _positional_checks(abstract):
+    """JAX's checks of n-ary special functions, in JAX's order: each operand's dtype
+    by position, then that they share one dtype; then the shapes (`abstract`)."""
+
+    def checked(*avals, **params):
+        name = _JAX_NAMES.get(checked.prim_name, checked.prim_name)
+        for i, aval in enumerate(avals):
+            if not dtypes.issubdtype(aval.dtype, np.floating):
+                raise TypeError(
+                    f"{name} does not accept dtype {aval.dtype.name} at position {i}. "
+                    f"Accepted dtypes at position {i} are subtypes of floating."
+                )
+        if len({aval.dtype for aval in avals}) > 1:
+            got = ", ".join(aval.dtype.name for aval in avals)
+            raise TypeError(
+                f"lax.{name} requires arguments to have the same dtypes, got {got}."
+            )
+        return abstract(*avals, **params)
+
+    return checked
+
+
+_JAX_NAMES = {"regularized_incomplete_beta": "regularized_incomplete_beta"}
+for _prim in (
+    polygamma_p,
+    zeta_p,
+    igamma_p,
+    igammac_p,
+    igamma_grad_a_p,
+    random_gamma_grad_p,
+    regularized_incomplete_beta_p,
+):
+    abstract_eval_rules[_prim] = _positional_checks(abstract_eval_rules[_prim])
+    abstract_eval_rules[_prim].prim_name = _prim.name
+
+
 # ----------------------------------------------------------------------------------------
 # Public lax functions
 
 
 def _bind(prim, *args):
-    return prim.bind(*lax_operands(*args))
+    """Bind with lax's operand rules: Python scalars take their own default dtype
+    (weakly), so `igamma(x, 2)` with a float x is an error, as in JAX."""
+    return prim.bind(*(operand(a) for a in args))
 
 
 def erf(x):

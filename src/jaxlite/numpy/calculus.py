@@ -108,79 +108,58 @@ def ediff1d(ary, to_end=None, to_begin=None):
 def _gradient_along(f, h, axis):
     """Second-order central differences inside, first-order ones at the two ends.
     `h` is a scalar spacing or the 1-D coordinates along `axis`."""
-    n = f.shape[axis]
-    if n < 2:
-        raise ValueError(
-            "Shape of array too small to calculate a numerical gradient, at least 2 "
-            "elements are required."
-        )
+    from jaxlite.numpy.ufuncs import multiply, negative, subtract, true_divide
+
+    def part(x, start, stop):
+        return _slice(x, start, stop, axis)
+
+    first = subtract(part(f, 1, 2), part(f, 0, 1))
+    last = subtract(part(f, -1, None), part(f, -2, -1))
     if np.ndim(h) == 0:
-        inner = lax.div(
-            lax.sub(_slice(f, 2, None, axis), _slice(f, None, -2, axis)),
-            lax.mul(h, lax.full((), 2, h.dtype)),
+        inner = true_divide(
+            multiply(subtract(part(f, 2, None), part(f, None, -2)), 0.5), h
         )
-        first = lax.div(lax.sub(_slice(f, 1, 2, axis), _slice(f, 0, 1, axis)), h)
-        last = lax.div(lax.sub(_slice(f, -1, None, axis), _slice(f, -2, -1, axis)), h)
-    else:
-        if h.shape != (n,):
-            raise ValueError(
-                "Spacing arrays must be 1D arrays of the same length as the "
-                f"corresponding dimension of f; got {h.shape} for axis length {n}."
-            )
-        dx = lax.sub(_slice(h, 1, None, 0), _slice(h, None, -1, 0))
-        shape = [1] * f.ndim
-        shape[axis] = n - 1
-        dx = lax.reshape(dx, tuple(shape))
-        dx1, dx2 = _slice(dx, None, -1, axis), _slice(dx, 1, None, axis)
-        # Non-uniform second-order central differences (NumPy's formula).
-        total = lax.add(dx1, dx2)
-        a = lax.neg(lax.div(dx2, lax.mul(dx1, total)))
-        b = lax.div(lax.sub(dx2, dx1), lax.mul(dx1, dx2))
-        c = lax.div(dx1, lax.mul(dx2, total))
-        inner = _add3(
-            _bmul(a, _slice(f, None, -2, axis)),
-            _bmul(b, _slice(f, 1, -1, axis)),
-            _bmul(c, _slice(f, 2, None, axis)),
+        return lax.concatenate(
+            [true_divide(first, h), inner, true_divide(last, h)], axis
         )
-        first = _bdiv(
-            lax.sub(_slice(f, 1, 2, axis), _slice(f, 0, 1, axis)),
-            _slice(dx, 0, 1, axis),
+    if np.ndim(h) != 1:
+        raise ValueError("Spacing arrays must be 1D arrays or scalars.")
+    if h.shape[0] != f.shape[axis]:
+        raise ValueError(
+            "Spacing arrays must have the same length as the dimension along which "
+            "the gradient is calculated."
         )
-        last = _bdiv(
-            lax.sub(_slice(f, -1, None, axis), _slice(f, -2, -1, axis)),
-            _slice(dx, -1, None, axis),
-        )
+    shape = [1] * f.ndim
+    shape[axis] = h.shape[0]
+    h = lax.reshape(h, tuple(shape))
+    first = true_divide(first, subtract(part(h, 1, 2), part(h, 0, 1)))
+    last = true_divide(last, subtract(part(h, -1, None), part(h, -2, -1)))
+    dx1 = subtract(part(h, 1, -1), part(h, 0, -2))
+    dx2 = subtract(part(h, 2, None), part(h, 1, -1))
+    # Non-uniform second-order central differences (NumPy's formula).
+    total = dx1 + dx2
+    a = true_divide(negative(dx2), multiply(dx1, total))
+    b = true_divide(subtract(dx2, dx1), multiply(dx1, dx2))
+    c = true_divide(dx1, multiply(dx2, total))
+    inner = (
+        multiply(a, part(f, 0, -2))
+        + multiply(b, part(f, 1, -1))
+        + multiply(c, part(f, 2, None))
+    )
     return lax.concatenate([first, inner, last], axis)
-
-
-def _bmul(x, y):
-    from jaxlite.numpy.ufuncs import multiply
-
-    return multiply(x, y)
-
-
-def _bdiv(x, y):
-    from jaxlite.numpy.ufuncs import true_divide
-
-    return true_divide(x, y)
-
-
-def _add3(x, y, z):
-    from jaxlite.numpy.ufuncs import add
-
-    return add(add(x, y), z)
 
 
 def gradient(f, *varargs, axis=None, edge_order=None):
     """The gradient of sampled `f` along each of `axis` (default: all axes), with
-    spacings `varargs` (one scalar for all, or one scalar or coordinate array per
-    axis); a list of arrays for several axes."""
+    spacings `varargs` (one scalar or coordinate array for all axes, or one per
+    axis); a list of arrays for several axes. `f` and the spacings are promoted
+    together, as in JAX (so a Python float spacing keeps an integer `f` weak)."""
     check_arraylike("gradient", f, *varargs)
     if edge_order is not None:
         raise NotImplementedError(
             "The 'edge_order' argument to jnp.gradient is not supported."
         )
-    (f,) = promote_dtypes_inexact(asarray(f))
+    f, *spacings = promote_dtypes_inexact(f, *varargs)
     if axis is None:
         axes = tuple(range(f.ndim))
     elif isinstance(axis, (tuple, list)):
@@ -189,21 +168,20 @@ def gradient(f, *varargs, axis=None, edge_order=None):
         axes = (canonicalize_axis(axis, f.ndim),)
     if not axes:
         return []
-    if len(varargs) == 0:
-        spacings = [1.0] * len(axes)
-    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
-        spacings = list(varargs) * len(axes)
-    elif len(varargs) == len(axes):
-        spacings = list(varargs)
-    else:
-        raise TypeError(
-            f"jnp.gradient: invalid number of spacing arguments: got {len(varargs)} "
-            f"for {len(axes)} axes."
+    if min(f.shape[ax] for ax in axes) < 2:
+        raise ValueError(
+            "Shape of array too small to calculate a numerical gradient, at least 2 "
+            "elements are required."
         )
-    out = []
-    for ax, h in zip(axes, spacings):
-        h = lax.convert_element_type(asarray(h), f.dtype)
-        out.append(_gradient_along(f, h, ax))
+    if not spacings:
+        spacings = [1.0] * len(axes)
+    elif len(spacings) == 1:
+        spacings = spacings * len(axes)
+    elif len(spacings) != len(axes):
+        raise TypeError(
+            f"Invalid number of spacing arguments {len(spacings)} for axis={axis}"
+        )
+    out = [_gradient_along(f, h, ax) for ax, h in zip(axes, spacings)]
     return out[0] if len(out) == 1 else out
 
 
@@ -213,24 +191,37 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """Integral of sampled `y` along `axis` by the trapezoidal rule, at the sample
-    points `x` (1-D, or broadcastable to y) or with uniform spacing `dx`."""
+    points `x` (1-D, or broadcastable to y) or with uniform spacing `dx`. A uniform
+    spacing uses `dx * (sum(y) - (y[0] + y[-1]) / 2)`, as JAX does."""
     from jaxlite.numpy.reductions import sum as sum_
     from jaxlite.numpy.shape import moveaxis
-    from jaxlite.numpy.ufuncs import add, multiply
+    from jaxlite.numpy.ufuncs import add, multiply, subtract
 
     if x is None:
         check_arraylike("trapezoid", y)
-        (y,) = promote_dtypes_inexact(asarray(y))
+        (y,) = promote_dtypes_inexact(y)
         dx_array = asarray(dx)
+        if dx_array.ndim > 0:
+            dx_array = lax.expand_dims(dx_array, tuple(range(y.ndim - dx_array.ndim)))
+            dx_array = moveaxis(dx_array, axis, -1)
     else:
         check_arraylike("trapezoid", y, x)
-        y, x = promote_dtypes_inexact(asarray(y), asarray(x))
+        y, x = promote_dtypes_inexact(y, x)
         if x.ndim == 1:
             dx_array = diff(x)
         else:
             dx_array = moveaxis(diff(x, axis=axis), axis, -1)
+    if y.ndim == 0:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
     y = moveaxis(y, axis, -1)
-    heights = add(_slice(y, 1, None, -1 % y.ndim), _slice(y, None, -1, -1 % y.ndim))
+    last = y.ndim - 1
+    if dx_array.ndim == 0 or dx_array.shape[-1] == 1:
+        if dx_array.ndim:
+            dx_array = lax.squeeze(dx_array, (dx_array.ndim - 1,))
+        ends = add(_slice(y, 0, 1, last), _slice(y, -1, None, last))
+        ends = lax.squeeze(ends, (last,))
+        return multiply(dx_array, subtract(sum_(y, -1), multiply(0.5, ends)))
+    heights = add(_slice(y, 1, None, last), _slice(y, None, -1, last))
     return multiply(0.5, sum_(multiply(dx_array, heights), axis=-1))
 
 
@@ -249,7 +240,7 @@ def _interp_end(name, value, default, extrapolated):
             )
         return extrapolated
     check_arraylike("interp", value)
-    return lax.convert_element_type(asarray(value), default.dtype)
+    return asarray(value)
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):
@@ -258,26 +249,37 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     "extrapolate" for the end segment's line); with `period`, x and xp wrap."""
     from jaxlite.numpy.indexing import take
     from jaxlite.numpy.sorting import searchsorted
-    from jaxlite.numpy.ufuncs import remainder, where
+    from jaxlite.numpy.ufuncs import (
+        absolute,
+        add,
+        less_equal,
+        multiply,
+        remainder,
+        subtract,
+        true_divide,
+        where,
+    )
 
     check_arraylike("interp", x, xp, fp)
     if np.ndim(xp) != 1 or np.ndim(fp) != 1 or np.shape(xp) != np.shape(fp):
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
-    x, xp = promote_dtypes_inexact(asarray(x), asarray(xp))
-    (fp,) = promote_dtypes_inexact(asarray(fp))
+    x, xp = promote_dtypes_inexact(x, xp)
+    (fp,) = promote_dtypes_inexact(fp)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        raise ValueError("jnp.interp: complex x values not supported.")
     if period is not None:
         check_arraylike("interp", period)
-        period = lax.abs(lax.convert_element_type(asarray(period), x.dtype))
+        if np.ndim(period) != 0:
+            raise ValueError(f"period must be a scalar; got {period}")
+        period = absolute(period)
         x = remainder(x, period)
         xp = remainder(xp, period)
-        order = lax.sort((xp, lax.iota(np.int32, xp.shape[0])), num_keys=1)[1]
-        xp = take(xp, order)
-        fp = take(fp, order)
+        xp, fp = lax.sort((xp, fp), num_keys=1)
         xp = lax.concatenate(
             [
-                lax.sub(_slice(xp, -1, None, 0), period),
+                subtract(_slice(xp, -1, None, 0), period),
                 xp,
-                lax.add(_slice(xp, 0, 1, 0), period),
+                add(_slice(xp, 0, 1, 0), period),
             ],
             0,
         )
@@ -291,24 +293,22 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     dx = lax.sub(x_hi, x_lo)
     df = lax.sub(f_hi, f_lo)
     delta = lax.sub(x, x_lo)
-    eps = np.spacing(dtypes.finfo(dx.dtype).eps)
-    flat = lax.le(lax.abs(dx), lax.full_like(dx, eps))
-    safe_dx = lax.select(flat, lax.full_like(dx, 1), dx)
-    slope_term = lax.mul(
-        lax.convert_element_type(lax.div(delta, safe_dx), fp.dtype), df
-    )
-    f = where(flat, f_lo, lax.add(f_lo, slope_term))
+    eps = float(np.spacing(dtypes.finfo(xp.dtype).eps))
+    flat = less_equal(lax.abs(dx), eps)  # guards the gradient where dx is tiny
+    safe_dx = where(flat, 1, dx)
+    f = where(flat, f_lo, add(f_lo, multiply(true_divide(delta, safe_dx), df)))
     if period is None:
-        f = where(
-            lax.lt(x, take(xp, lax.full((), 0, np.int32))),
-            _interp_end("left", left, take(fp, lax.full((), 0, np.int32)), f),
-            f,
-        )
-        f = where(
-            lax.gt(x, take(xp, lax.full((), n - 1, np.int32))),
-            _interp_end("right", right, take(fp, lax.full((), n - 1, np.int32)), f),
-            f,
-        )
+        first, final = lax.full((), 0, np.int32), lax.full((), n - 1, np.int32)
+        if not isinstance(left, str):
+            left = _interp_end("left", left, take(fp, first), f)
+            f = where(lax.lt(x, take(xp, first)), left, f)
+        else:
+            _interp_end("left", left, None, None)
+        if not isinstance(right, str):
+            right = _interp_end("right", right, take(fp, final), f)
+            f = where(lax.gt(x, take(xp, final)), right, f)
+        else:
+            _interp_end("right", right, None, None)
     return f
 
 
@@ -318,37 +318,49 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     """`p` with jumps along `axis` larger than `discont` (default period / 2) replaced
-    by their remainder modulo `period`, so that a phase angle varies continuously."""
+    by their remainder modulo `period`, so that a phase angle varies continuously.
+    `p` and `period` are promoted together (integers stay integers, with the half
+    period rounded down)."""
+    from jaxlite.numpy.shape import concatenate
     from jaxlite.numpy.sorting import cumsum
-    from jaxlite.numpy.ufuncs import absolute, remainder, where
-
-    check_arraylike("unwrap", p)
-    (p,) = promote_dtypes_inexact(asarray(p))
-    if p.ndim == 0:
-        raise ValueError("unwrap requires input that is at least one dimensional.")
-    axis = canonicalize_axis(axis, p.ndim)
-    period = lax.convert_element_type(asarray(period), p.dtype)
-    half = lax.div(period, lax.full((), 2, p.dtype))
-    discont = half if discont is None else asarray(discont)
-    dd = diff(p, axis=axis)
-    low = lax.neg(half)
-    ddmod = lax.add(remainder(lax.sub(dd, low), period), low)
-    # A jump of exactly -period/2 upwards is taken as +period/2, as NumPy does.
-    ambiguous = lax.bitwise_and(
-        lax.eq(ddmod, _full_like(ddmod, low)), lax.gt(dd, lax.full_like(dd, 0))
+    from jaxlite.numpy.ufuncs import (
+        absolute,
+        add,
+        equal,
+        floor_divide,
+        greater,
+        less,
+        logical_and,
+        negative,
+        remainder,
+        subtract,
+        true_divide,
+        where,
     )
-    ddmod = where(ambiguous, half, ddmod)
-    correction = lax.sub(ddmod, dd)
-    correction = where(absolute(dd) < discont, 0, correction)
-    shape = list(p.shape)
-    shape[axis] = 1
-    zero = lax.full(tuple(shape), 0, p.dtype)
-    total = cumsum(lax.concatenate([zero, correction], axis), axis=axis)
-    return lax.add(p, total)
 
-
-def _full_like(x, scalar):
-    return lax.broadcast_in_dim(scalar, x.shape, ())
+    check_arraylike("unwrap", p, period)
+    p, period = promote_dtypes(p, period)
+    if dtypes.issubdtype(p.dtype, np.complexfloating):
+        raise ValueError("jnp.unwrap does not support complex inputs.")
+    if p.ndim == 0:
+        raise IndexError("tuple index out of range")  # JAX indexes p.shape[axis]
+    axis = canonicalize_axis(axis, p.ndim)
+    if p.shape[axis] == 0:
+        return p
+    if discont is None:
+        discont = true_divide(period, 2)
+    if dtypes.issubdtype(p.dtype, np.integer):
+        interval = floor_divide(period, 2)
+    else:
+        interval = true_divide(period, 2)
+    dd = diff(p, axis=axis)
+    ddmod = subtract(remainder(add(dd, interval), period), interval)
+    # A jump of exactly -period/2 upwards is taken as +period/2, as NumPy does.
+    ambiguous = logical_and(equal(ddmod, negative(interval)), greater(dd, 0))
+    ddmod = where(ambiguous, interval, ddmod)
+    correction = where(less(absolute(dd), discont), 0, subtract(ddmod, dd))
+    rest = add(_slice(p, 1, None, axis), cumsum(correction, axis=axis))
+    return concatenate([_slice(p, 0, 1, axis), rest], axis=axis)
 
 
 # --------------------------------------------------------------------------------------

@@ -91,6 +91,12 @@ def _array(object, dtype, copy, order, ndmin, fun_name):  # noqa: A002
         dtype = dtypes.check_user_dtype_supported(dtype, fun_name)
     if hasattr(object, "__jax_array__"):
         object = object.__jax_array__()  # noqa: A001
+    if (
+        dtype == np.bool_
+        and isinstance(object, (Array, Tracer))
+        and dtypes.issubdtype(object.dtype, np.complexfloating)
+    ):
+        object = lax.real(object)  # noqa: A001  (XLA's complex -> bool: real part)
     if object is None:
         raise ValueError("None is not a valid value for jnp.array")
     if isinstance(object, Tracer):
@@ -137,6 +143,8 @@ def _coerce(value, dtype):
 def _numpy_from_sequence(obj, leaves, dtype):
     """The NumPy array of a nested sequence of concrete values, in JAX's dtype: the
     promotion of its leaves (Python scalars are weak), not NumPy's inference."""
+    if any(x is None for x in leaves):
+        raise ValueError("None is not a valid value for jnp.array")
     if dtype is None and any(type(x) not in _PY_SCALARS for x in leaves):
         dtype = dtypes.result_type(*leaves)
 
@@ -192,6 +200,11 @@ def astype(x, dtype, /, *, copy=False, device=None):
     if dtype is None:
         dtype = dtypes.default_float_dtype()
     dtype = dtypes.check_user_dtype_supported(dtype, "astype")
+    if np.dtype(dtype) == np.bool_ and dtypes.issubdtype(
+        dtypes.result_type(x), np.complexfloating
+    ):
+        x = operand(x)
+        return lax.ne(x, lax.full((), 0, x.dtype))  # nonzero in either part, as JAX
     out = lax.convert_element_type(x, dtype)
     if copy and out is x:
         out = array(x, copy=True)
@@ -231,6 +244,7 @@ def empty(shape, dtype=None, *, device=None):
 def full(shape, fill_value, dtype=None, *, device=None):
     if dtype is not None:
         dtype = dtypes.check_user_dtype_supported(dtype, "full")
+    check_arraylike("full", fill_value)
     if np.ndim(fill_value) == 0:
         return lax.full(canonicalize_shape(shape), fill_value, dtype)
     from jaxlite.numpy.shape import broadcast_to
@@ -257,7 +271,17 @@ def empty_like(a, dtype=None, shape=None, *, device=None):
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
-    return _like(a, fill_value, dtype, shape, "full_like")
+    check_arraylike("full_like", fill_value)
+    if np.ndim(fill_value) == 0:
+        return _like(a, fill_value, dtype, shape, "full_like")
+    from jaxlite.numpy.shape import broadcast_to
+
+    shape = np.shape(a) if shape is None else canonicalize_shape(shape)
+    if dtype is None:
+        dtype = dtypes.result_type(a)
+    else:
+        dtype = dtypes.check_user_dtype_supported(dtype, "full_like")
+    return broadcast_to(array(fill_value, dtype=dtype), shape)
 
 
 # ----------------------------------------------------------------------------------
@@ -278,9 +302,22 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
         concrete(stop, "stop"),
         concrete(step, "step"),
     )
+    given = [v for v in (start, stop, step) if v is not None]
+    if any(np.iscomplexobj(v) for v in given):
+        raise ValueError(
+            "Passing complex start/stop/step to jnp.arange is no longer supported "
+            "starting in JAX v0.10.0."
+        )
     if dtype is None:
-        dtype = dtypes.result_type(*(v for v in (start, stop, step) if v is not None))
+        dtype = dtypes.result_type(*given)
     dtype = dtypes.check_user_dtype_supported(dtype, "arange")
+    if np.dtype(dtype) == np.bool_:
+        raise TypeError(
+            "iota does not accept dtype bool. Accepted dtypes are subtypes of "
+            "integer, floating, complexfloating."
+        )
+    if step is not None and step == 0:
+        raise ZeroDivisionError("division by zero")
     if stop is None and step is None and np.issubdtype(dtype, np.integer):
         return lax.iota(dtype, int(np.ceil(start)))
     values = np.arange(start, *(v for v in (stop, step) if v is not None))
@@ -480,6 +517,8 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
     from jaxlite.api_vmap import vmap
 
     shape = canonicalize_shape(shape)
+    if dtype is None:  # the indices then take arange's default dtype
+        dtype = dtypes.default_int_dtype()
     dtype = dtypes.check_user_dtype_supported(dtype, "fromfunction")
     for i in range(len(shape)):
         in_axes = tuple(0 if j == i else None for j in range(len(shape)))

@@ -1069,7 +1069,7 @@ def choose(a, choices, out=None, mode="raise"):
     check_arraylike("choose", a, *choices)
     a = asarray(a)
     if not np.issubdtype(np.dtype(a.dtype), np.integer):
-        raise TypeError("`a` array must be integer typed")
+        raise ValueError("`a` array must be integer typed")
     n = len(choices)
     if mode == "raise":
         value = concrete_or_error(
@@ -1088,7 +1088,10 @@ def choose(a, choices, out=None, mode="raise"):
         raise ValueError(
             f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'"
         )
-    choices = promote_dtypes(*choices)
+    # Stacked into one array as in JAX, so the result is never weakly typed.
+    choices = [
+        lax.convert_element_type(c, c.dtype, False) for c in promote_dtypes(*choices)
+    ]
     shape = np.broadcast_shapes(np.shape(a), *(np.shape(c) for c in choices))
     which = lax.convert_element_type(_broadcast_to(a, shape), np.int32)
     return lax.select_n(which, *(_broadcast_to(c, shape) for c in choices))

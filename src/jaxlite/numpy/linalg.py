@@ -593,6 +593,11 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     """Least-squares solution of `a @ x = b` for a (m, n) and b (m,) or (m, k):
     `(x, residuals, rank, singular_values)`."""
     a, b = _inexact("jnp.linalg.lstsq", a, b)
+    if np.shape(a)[:1] != np.shape(b)[:1]:  # checked first, as in JAX
+        raise ValueError(
+            f"Leading dimensions of input arrays must match, got a.shape={np.shape(a)} "
+            f"and b.shape={np.shape(b)}."
+        )
     if np.ndim(a) != 2:
         raise TypeError(
             f"{np.ndim(a)}-dimensional array given. Array must be two-dimensional"
@@ -602,11 +607,6 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
             f"{np.ndim(b)}-dimensional array given. Array must be one or two-dimensional"
         )
     m, n = np.shape(a)
-    if np.shape(b)[0] != m:
-        raise ValueError(
-            f"Leading dimensions of input arrays must match, got a.shape={np.shape(a)} "
-            f"and b.shape={np.shape(b)}."
-        )
     vector = np.ndim(b) == 1
     if vector:
         b = b[:, None]

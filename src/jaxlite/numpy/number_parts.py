@@ -2,11 +2,10 @@
 `ldexp`), its fractional and integral parts (`modf`) and its spacing; an integer's
 common divisors and multiples (`gcd`, `lcm`) and its set bits (`bitwise_count`).
 
-jaxlite has no bit-cast primitive, so the float functions work with values: a power
-of two `2**n` is applied as a product of powers of two that are each finite in the
-dtype (every product is then exact, so `ldexp` rounds only where the result itself
-must be rounded, into the subnormal range or to infinity), and `frexp` estimates the
-exponent from `log2` and corrects it by comparing the mantissa with 1/2 and 1. `gcd`
+`frexp` reads the exponent field from the float's bits (`lax.bitcast_convert_type`)
+and sets it to that of 1/2 to get the mantissa; `ldexp` adds its argument to that
+exponent and multiplies the mantissa by the power of two, as JAX does (so results
+and the rounding of subnormal results agree with JAX). `gcd`
 runs Euclid's algorithm in a `while_loop` until every element has converged; the bit
 count adds neighbouring bit fields (1, 2, 4, ... bits wide) of the unsigned value.
 """
@@ -17,103 +16,106 @@ import numpy as np
 
 from jaxlite import dtypes, lax
 from jaxlite.lax import elementwise as ew
+from jaxlite.lax.custom_derivatives import custom_jvp
 from jaxlite.numpy.ufuncs import (
     absolute,
+    add,
     check_arraylike,
     equal,
-    floor,
-    isfinite,
-    log2,
-    logical_not,
+    greater,
+    isinf,
+    isnan,
     logical_or,
+    multiply,
+    power,
     promote_args,
     promote_args_inexact,
-    promote_args_numeric,
+    promote_dtypes,
     promote_dtypes_inexact,
-    promote_shapes,
     signbit,
+    subtract,
+    where,
 )
 
 __all__ = ["bitwise_count", "frexp", "gcd", "lcm", "ldexp", "modf", "spacing"]
 
 
-def _pow2_steps(dtype):
-    """Exponent steps s (largest first, the first repeated) whose powers 2**s and
-    2**-s are finite in `dtype` and whose greedy sums reach every exponent needed
-    to scale between the smallest subnormal and the largest finite value."""
-    info = dtypes.finfo(dtype)
-    top = 1 << (int(np.log2(info.maxexp)) - 1)
-    steps = [top]
-    s = top
-    while s:
-        steps.append(s)
-        s >>= 1
-    return steps
-
-
-def _scale_by_pow2(x, n):
-    """`x * 2**n` for an integer array `n`, exact in every step: `x` is multiplied
-    by the powers of two that sum to `n` (each finite), so the only rounding is
-    into the subnormal range or to infinity."""
-    dtype = np.dtype(x.dtype)
-    n = lax.convert_element_type(n, np.int32)
-    rem = ew.abs_p.bind(n)
-    up = ew.ge_p.bind(n, lax.full_like(n, 0))
-    for s in _pow2_steps(dtype):
-        take = ew.ge_p.bind(rem, lax.full_like(rem, s))
-        factor = lax.select(up, lax.full_like(x, 2.0**s), lax.full_like(x, 2.0**-s))
-        x = lax.select(take, ew.mul_p.bind(x, factor), x)
-        rem = lax.select(take, ew.sub_p.bind(rem, lax.full_like(rem, s)), rem)
-    return x
+def _bitcast(x, dtype):
+    """`lax.bitcast_convert_type` between same-width dtypes (its impl returns shape
+    (1,) for a 0-d operand, so a scalar goes through shape (1,))."""
+    if np.ndim(x) == 0:
+        return lax.reshape(lax.bitcast_convert_type(lax.reshape(x, (1,)), dtype), ())
+    return lax.bitcast_convert_type(x, dtype)
 
 
 def ldexp(x1, x2, /):
-    """`x1 * 2**x2` for integer `x2`."""
+    """`x1 * 2**x2` for integer `x2`, as JAX computes it: the exponent of `x1`
+    (from `frexp`) plus `x2`, applied as a power of two in the float dtype."""
     check_arraylike("ldexp", x1, x2)
     x1_dtype = dtypes.dtype(x1)
     x2_dtype = dtypes.dtype(x2)
     if dtypes.issubdtype(x1_dtype, np.complexfloating) or dtypes.issubdtype(
         x2_dtype, np.inexact
     ):
-        raise ValueError(
-            f"ldexp not supported for input types {(x1_dtype, x2_dtype)}: x1 must "
-            "be real and x2 an integer."
-        )
+        raise ValueError(f"ldexp not supported for input types {(x1_dtype, x2_dtype)}")
     (x1,) = promote_args_inexact("ldexp", x1)
-    x1 = lax.convert_element_type(x1, x1.dtype, False)
-    x1, x2 = promote_shapes("ldexp", x1, x2)
-    from jaxlite.numpy.shape import broadcast_arrays
-
-    x1, x2 = broadcast_arrays(x1, lax.convert_element_type(x2, np.int32))
-    return _scale_by_pow2(x1, x2)
+    x2 = lax.convert_element_type(x2, x1.dtype)
+    m, e = frexp(x1)
+    e = add(lax.convert_element_type(e, x2.dtype), x2)
+    # One factor of 2 moves into the mantissa, so 2**e stays finite one step longer.
+    up = greater(e, 0)
+    m = where(up, multiply(m, 2), m)
+    e = where(up, subtract(e, 1), e)
+    out = multiply(m, power(2, e))
+    return where(logical_or(isinf(x1), equal(x1, 0)), x1, out)
 
 
 def frexp(x, /):
     """Mantissa `m` (with `0.5 <= |m| < 1`) and integer exponent `e` of `x`, with
-    `x == m * 2**e`; zeros, infinities and NaN give `(x, 0)`."""
+    `x == m * 2**e`; zeros, infinities and NaN give `(x, 0)`. Read from the bits:
+    the exponent field gives `e`, and `m` is `x` with its exponent field set to
+    that of 1/2 (subnormals are first scaled into the normal range). The
+    derivative of `m` is `2**-e` (of `e`, zero)."""
     check_arraylike("frexp", x)
     (x,) = promote_dtypes_inexact(x)
-    x = lax.convert_element_type(x, x.dtype, False)
-    dtype = np.dtype(x.dtype)
-    if dtypes.issubdtype(dtype, np.complexfloating):
+    if dtypes.issubdtype(np.dtype(x.dtype), np.complexfloating):
         raise TypeError("frexp does not support complex-valued inputs")
-    mag = ew.abs_p.bind(x)
-    special = logical_or(equal(x, 0), logical_not(isfinite(x)))
-    safe = lax.select(special, lax.full_like(x, 1), mag)
-    # floor(log2|x|) + 1 may be off by one near powers of two: corrected below.
-    log2_mag = log2(safe)
-    e = lax.convert_element_type(floor(log2_mag), np.int32)
-    e = ew.add_p.bind(e, lax.full_like(e, 1))
-    m = _scale_by_pow2(safe, ew.neg_p.bind(e))
-    for _ in range(2):
-        big = ew.ge_p.bind(m, lax.full_like(m, 1))
-        m = lax.select(big, ew.mul_p.bind(m, lax.full_like(m, 0.5)), m)
-        e = lax.select(big, ew.add_p.bind(e, lax.full_like(e, 1)), e)
-        small = ew.lt_p.bind(m, lax.full_like(m, 0.5))
-        m = lax.select(small, ew.mul_p.bind(m, lax.full_like(m, 2)), m)
-        e = lax.select(small, ew.sub_p.bind(e, lax.full_like(e, 1)), e)
-    m = lax.select(signbit(x), ew.neg_p.bind(m), m)
-    return lax.select(special, x, m), lax.select(special, lax.full_like(e, 0), e)
+    return _frexp(x)
+
+
+def _frexp_fun(x):
+    dtype = np.dtype(x.dtype)
+    info = dtypes.finfo(dtype)
+    itype = np.dtype(f"int{info.bits}")
+    nmant, exp_mask, bias = info.nmant, (1 << info.nexp) - 1, 1 - info.minexp
+
+    def c(v):
+        return lax.full((), v, itype)
+
+    subnormal = ew.lt_p.bind(ew.abs_p.bind(x), lax.full((), info.tiny, dtype))
+    scaled = where(subnormal, multiply(x, lax.full((), 2.0**nmant, dtype)), x)
+    bits = _bitcast(scaled, itype)
+    field = ew.and_p.bind(ew.shift_right_arithmetic_p.bind(bits, c(nmant)), c(exp_mask))
+    e = ew.add_p.bind(
+        ew.sub_p.bind(field, c(bias - 1)), where(subnormal, c(-nmant), c(0))
+    )
+    mantissa = ew.and_p.bind(bits, c(~(exp_mask << nmant)))
+    m = _bitcast(ew.or_p.bind(mantissa, c((bias - 1) << nmant)), dtype)
+    special = logical_or(logical_or(isinf(x), isnan(x)), equal(x, 0))
+    e = where(special, c(0), e)
+    return where(special, x, m), lax.convert_element_type(e, np.int32)
+
+
+def _frexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    m, e = _frexp(x)
+    scale = lax.exp2(lax.neg(lax.convert_element_type(e, t.dtype)))
+    return (m, e), (multiply(t, scale), np.zeros(np.shape(e), dtypes.float0))
+
+
+_frexp_fun.__name__ = "frexp"
+_frexp = custom_jvp(_frexp_fun)
+_frexp.defjvp(_frexp_jvp)
 
 
 def modf(x, /, out=None):
@@ -136,17 +138,27 @@ def spacing(x, /):
     if dtypes.issubdtype(np.dtype(x.dtype), np.complexfloating):
         raise ValueError("jnp.spacing is not defined for complex inputs.")
     inf = lax.full_like(x, np.inf)
-    toward = lax.select(signbit(x), ew.neg_p.bind(inf), inf)
-    return ew.sub_p.bind(ew.nextafter_p.bind(x, toward), x)
+    if np.dtype(x.dtype) == np.float16:  # as NumPy (and JAX): always toward +inf
+        return ew.sub_p.bind(ew.nextafter_p.bind(x, inf), x)
+    negative = signbit(x)
+    out = ew.sub_p.bind(ew.nextafter_p.bind(x, lax.select(negative, -inf, inf)), x)
+    # Where subnormals flush to zero the step is 0: report the smallest subnormal.
+    tiny = lax.full_like(x, float(dtypes.finfo(x.dtype).smallest_subnormal))
+    tiny = lax.select(negative, ew.neg_p.bind(tiny), tiny)
+    return lax.select(ew.eq_p.bind(out, lax.full_like(out, 0)), tiny, out)
 
 
 def _integer_args(fun_name, x1, x2):
-    x1, x2 = promote_args_numeric(fun_name, x1, x2)
+    check_arraylike(fun_name, x1, x2)
+    x1, x2 = promote_dtypes(x1, x2)
     if not dtypes.issubdtype(np.dtype(x1.dtype), np.integer):
         raise ValueError(f"Arguments to jax.numpy.{fun_name} must be integers.")
     from jaxlite.numpy.shape import broadcast_arrays
 
-    return broadcast_arrays(x1, x2)
+    x1, x2 = broadcast_arrays(x1, x2)
+    if np.ndim(x1):  # as in JAX, only weak scalars stay weak through the loop
+        x1, x2 = (lax.convert_element_type(v, v.dtype, False) for v in (x1, x2))
+    return x1, x2
 
 
 def gcd(x1, x2):
@@ -182,7 +194,7 @@ def lcm(x1, x2):
     zero = ew.eq_p.bind(d, lax.full_like(d, 0))
     safe_d = lax.select(zero, lax.full_like(d, 1), d)
     return lax.select(
-        zero, lax.full_like(d, 0), absolute(ew.mul_p.bind(a, ew.div_p.bind(b, safe_d)))
+        zero, lax.full_like(d, 0), ew.mul_p.bind(a, ew.div_p.bind(b, safe_d))
     )
 
 

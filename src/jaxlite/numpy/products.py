@@ -61,7 +61,11 @@ def _dot_operands(fun_name, operands, preferred_element_type):
     out = []
     for x in operands:
         x = asarray(x)
-        if dtypes.is_weakly_typed(x) and x.dtype != dtype:
+        if (weak and preferred_element_type is None) or (
+            dtypes.is_weakly_typed(x) and x.dtype != dtype
+        ):
+            # A weak result (every operand weak but strong integers against a weak
+            # float, as JAX types it): all operands in the weak result dtype.
             x = lax.convert_element_type(x, dtype, weak)
         out.append(x)
     if preferred_element_type is None:
@@ -228,15 +232,34 @@ def matmul(a, b, *, precision=None, preferred_element_type=None, out_sharding=No
     return out
 
 
+def _check_core_dims(fun_name, x1, x2):
+    """The checks (and errors) of JAX's `vectorize` over matvec's or vecmat's
+    signature: enough dimensions, and one size per core dimension."""
+    if fun_name == "matvec":
+        signature, cores = "(n,m),(m)->(n)", (("n", "m"), ("m",))
+    else:
+        signature, cores = "(n),(n,m)->(m)", (("n",), ("n", "m"))
+    suffix = f" on vectorized function with excluded=frozenset() and {signature=}"
+    sizes = {}
+    for x, core in zip((x1, x2), cores):
+        if x.ndim < len(core):
+            raise ValueError(
+                f"input with shape {x.shape} does not have enough dimensions for all "
+                f"core dimensions {core}{suffix}"
+            )
+        for name, size in zip(core, x.shape[x.ndim - len(core) :]):
+            if sizes.setdefault(name, size) != size:
+                raise ValueError(
+                    f"inconsistent size for core dimension {name!r}: {size} vs "
+                    f"{sizes[name]}{suffix}"
+                )
+
+
 def matvec(x1, x2, /):
     """Matrix-vector products over broadcast batch axes: `(..., m, n), (..., n)`."""
     check_arraylike("matvec", x1, x2)
     x1, x2 = asarray(x1), asarray(x2)
-    if x1.ndim < 2 or x2.ndim < 1:
-        raise ValueError(
-            f"matvec requires x1.ndim >= 2 and x2.ndim >= 1, got shapes {x1.shape} and "
-            f"{x2.shape}"
-        )
+    _check_core_dims("matvec", x1, x2)
     out = matmul(x1, lax.expand_dims(x2, (x2.ndim,)))
     return lax.squeeze(out, (out.ndim - 1,))
 
@@ -246,11 +269,7 @@ def vecmat(x1, x2, /):
     conjugating `x1`."""
     check_arraylike("vecmat", x1, x2)
     x1, x2 = asarray(x1), asarray(x2)
-    if x1.ndim < 1 or x2.ndim < 2:
-        raise ValueError(
-            f"vecmat requires x1.ndim >= 1 and x2.ndim >= 2, got shapes {x1.shape} and "
-            f"{x2.shape}"
-        )
+    _check_core_dims("vecmat", x1, x2)
     if _is_complex(x1):
         x1 = conjugate(x1)
     out = matmul(lax.expand_dims(x1, (x1.ndim - 1,)), x2)

@@ -95,7 +95,7 @@ def _static_axis(axis):
     return axis
 
 
-def _canonicalize_axis(axis, ndim):
+def _canonicalize_axis(axis, ndim, error=ValueError):
     try:
         i = operator.index(axis)
     except TypeError:
@@ -104,18 +104,20 @@ def _canonicalize_axis(axis, ndim):
             f"{type(axis).__name__}."
         ) from None
     if not -ndim <= i < ndim:
-        raise _AxisError(f"axis {i} is out of bounds for array of dimension {ndim}")
+        raise error(f"axis {i} is out of bounds for array of dimension {ndim}")
     return i % ndim
 
 
-def reduction_axes(fun_name, axis, ndim):
+def reduction_axes(fun_name, axis, ndim, error=ValueError):
     """`axis` (None, an int or a sequence of ints, possibly negative) as a tuple of
-    non-negative ints in the caller's order; JAX's errors for bad or repeated axes."""
+    non-negative ints in the caller's order; JAX's errors for bad or repeated axes
+    (`error` for an out-of-bounds one: JAX's mean, var and std raise IndexError,
+    for which they use NumPy's AxisError, both an IndexError and a ValueError)."""
     axis = _static_axis(axis)
     if axis is None:
         return tuple(range(ndim))
     axes = tuple(axis) if isinstance(axis, (tuple, list, np.ndarray)) else (axis,)
-    out = tuple(_canonicalize_axis(a, ndim) for a in axes)
+    out = tuple(_canonicalize_axis(a, ndim, error) for a in axes)
     if len(set(out)) != len(out):
         raise ValueError(f"duplicate value in 'axis': {axis}")
     return out
@@ -473,14 +475,16 @@ def _count(a, axes, keepdims, where, dtype):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over `axis`. bool and integers of up to 32 bits give float32
     (64-bit integers float64); float16 accumulates in float32."""
-    return _mean(a, axis, dtype, out, keepdims, where, dtype is None)
+    return _mean(a, axis, dtype, out, keepdims, where, dtype is None, _AxisError)
 
 
-def _mean(a, axis, dtype, out, keepdims, where, upcast_f16_for_computation):
+def _mean(
+    a, axis, dtype, out, keepdims, where, upcast_f16_for_computation, axis_error=None
+):
     _no_out("mean", out)
     (a,) = _arraylike("mean", a)
     where = _check_where("mean", where)
-    axes = reduction_axes("mean", axis, np.ndim(a))
+    axes = reduction_axes("mean", axis, np.ndim(a), axis_error or ValueError)
     if dtype is None:
         result_dtype = _to_inexact(a.dtype)
     else:
@@ -552,7 +556,8 @@ def _var(name, a, axis, dtype, out, correction, keepdims, where, a_mean, skip_na
     reaches a derivative."""
     _no_out(name, out)
     where = _check_where(name, where)
-    axes = reduction_axes(name, axis, np.ndim(a))
+    error = _AxisError if name in ("var", "std") else ValueError
+    axes = reduction_axes(name, axis, np.ndim(a), error)
     if dtype is not None:
         dtype = _user_dtype(dtype, name)
     computation_dtype, dtype = _var_dtypes(a.dtype, dtype)
@@ -571,14 +576,25 @@ def _var(name, a, axis, dtype, out, correction, keepdims, where, a_mean, skip_na
         deviation = _where(not_nan, deviation, 0)
     centered = _squared_magnitude(deviation)
     real_dtype = np.dtype(centered.dtype)
+    if skip_nan and not _is_inexact(dtype):
+        # nanvar with an integer dtype, as JAX computes it: the squares summed with
+        # the default accumulation, divided in floats, NaN filled in, then cast.
+        f = dtypes.default_float_dtype()
+        total = lax.convert_element_type(
+            sum(centered, axes, keepdims=keepdims, where=where), f
+        )
+        normalizer = lax.sub(_count(a, axes, keepdims, where, f), float(correction))
+        quotient = lax.div(total, normalizer)
+        positive = lax.gt(normalizer, lax.full((), 0, f))
+        return lax.convert_element_type(_where(positive, quotient, np.nan), dtype)
     normalizer = _count(a, axes, keepdims, where, real_dtype)
     normalizer = lax.sub(normalizer, lax.convert_element_type(correction, real_dtype))
     total = sum(centered, axes, dtype=real_dtype, keepdims=keepdims, where=where)
+    positive = lax.gt(normalizer, lax.full((), 0, real_dtype))
     result = lax.convert_element_type(lax.div(total, normalizer), dtype)
     if not _is_inexact(dtype):
         # JAX's NaN fill promotes an integer result to a weak float.
         result = lax.convert_element_type(result, dtypes.default_float_dtype(), True)
-    positive = lax.gt(normalizer, lax.full((), 0, real_dtype))
     return _where(positive, result, np.nan)
 
 

@@ -10,8 +10,9 @@ argmax and argmin live here rather than with the reductions: they return positio
 argsort, and are built on their own lax primitives; so do their NaN-skipping forms.
 
 partition and argpartition produce JAX's arrangement (the k+1 smallest in ascending
-order, then the others: values descending, indices in their original order) from one
-sort whose ties between -0.0 and 0.0 are broken by the sign, as XLA's top_k does.
+order, then the others: values descending, indices in their original order) with
+`lax.top_k` of the negated values, as JAX does, so ties, signed zeros, NaNs and a
+wrapping INT_MIN land where they land in JAX.
 """
 
 from __future__ import annotations
@@ -130,9 +131,12 @@ def lexsort(keys, axis=-1):
 def _total_lt(x, y, or_equal):
     """`x < y` (or `x <= y`) in JAX's sort order: NaN is largest, -0.0 equals 0.0."""
     if dtypes.issubdtype(x.dtype, np.complexfloating):
+        # Real parts first, then imaginary parts, each in the total order.
         xr, yr, xi, yi = lax.real(x), lax.real(y), lax.imag(x), lax.imag(y)
-        tie = lax.bitwise_and(lax.eq(xr, yr), (lax.le if or_equal else lax.lt)(xi, yi))
-        return lax.bitwise_or(lax.lt(xr, yr), tie)
+        both_nan = lax.bitwise_and(lax.ne(xr, xr), lax.ne(yr, yr))
+        same_real = lax.bitwise_or(lax.eq(xr, yr), both_nan)
+        tie = lax.bitwise_and(same_real, _total_lt(xi, yi, or_equal))
+        return lax.bitwise_or(_total_lt(xr, yr, False), tie)
     compare = lax.le(x, y) if or_equal else lax.lt(x, y)
     if not dtypes.issubdtype(x.dtype, np.floating):
         return compare
@@ -248,6 +252,13 @@ def _cumulative(
     a, axis = _axis_or_ravel(asarray(a), axis)
     if nan_value is not None and dtypes.issubdtype(a.dtype, np.inexact):
         a = lax.select(lax.ne(a, a), lax.full_like(a, nan_value), a)
+    if dtype is not None and np.dtype(dtype) == np.bool_:
+        # A bool result accumulates the truth values in integers: "any so far" for
+        # sums, "all so far" for products (never the values, which could cancel).
+        if a.dtype != np.bool_:
+            a = lax.ne(a, lax.full((), 0, a.dtype))
+        out = lax_fn(lax.convert_element_type(a, dtypes.default_int_dtype()), axis)
+        return lax.convert_element_type(out, np.bool_)
     out_dtype = _cumulative_dtype(
         np.dtype(a.dtype), dtype, fun_name, promote_small_ints
     )
@@ -335,6 +346,10 @@ def _partition_setup(fun_name, a, kth, axis):
     a = asarray(a)
     if a.ndim == 0:
         raise TypeError(f"{fun_name} requires an array of at least one dimension.")
+    if dtypes.issubdtype(a.dtype, np.complexfloating):
+        raise NotImplementedError(
+            f"jnp.{fun_name} for complex dtype is not implemented."
+        )
     axis = canonicalize_axis(axis, a.ndim)
     n = a.shape[axis]
     kth = canonicalize_axis(kth, n)
@@ -350,25 +365,13 @@ def _from_last(axis, ndim):
     return tuple(int(i) for i in np.argsort(_to_last(axis, ndim)))
 
 
-def _ascending(a):
-    """`(sorted a, permutation)` along the last axis: stable, NaN last, and -0.0
-    before 0.0."""
-    last = a.ndim - 1
-    iota = lax.broadcasted_iota(dtypes.default_int_dtype(), a.shape, last)
-    if dtypes.issubdtype(a.dtype, np.floating):
-        positive = lax.bitwise_not(_signbit(a))
-        out, _, perm = lax.sort((a, positive, iota), dimension=last, num_keys=2)
-        return out, perm
-    return lax.sort((a, iota), dimension=last, num_keys=1)
-
-
-def _signbit(a):
-    """x < 0, and True for -0.0 (whose atan2 with -1 is -pi): no division by zero."""
-    zero = lax.full_like(a, 0)
-    negative_zero = lax.bitwise_and(
-        lax.eq(a, zero), lax.lt(lax.atan2(a, lax.full_like(a, -1)), zero)
-    )
-    return lax.bitwise_or(lax.lt(a, zero), negative_zero)
+def _smallest_first(a):
+    """A key whose largest entries are `a`'s smallest, for `top_k`: `-a` (so, as in
+    JAX, booleans are rejected and a wrapping INT_MIN counts as the largest), or
+    `-(a + 1)` for unsigned integers, which keeps 0 the smallest."""
+    if dtypes.issubdtype(a.dtype, np.unsignedinteger):
+        return lax.neg(lax.add(a, lax.full((), 1, a.dtype)))
+    return lax.neg(a)
 
 
 def partition(a, kth, axis=-1):
@@ -377,9 +380,12 @@ def partition(a, kth, axis=-1):
     (descending), along `axis`."""
     a, kth, axis, n = _partition_setup("partition", a, kth, axis)
     last = a.ndim - 1
-    ordered, _ = _ascending(a)
-    bottom = lax.slice_in_dim(ordered, 0, kth + 1, axis=last)
-    top = lax.rev(lax.slice_in_dim(ordered, kth + 1, n, axis=last), (last,))
+    key, _ = lax.top_k(_smallest_first(a), kth + 1)
+    if dtypes.issubdtype(a.dtype, np.unsignedinteger):
+        bottom = lax.sub(lax.neg(key), lax.full((), 1, a.dtype))
+    else:
+        bottom = lax.neg(key)
+    top, _ = lax.top_k(a, n - kth - 1)
     out = lax.concatenate([bottom, top], last)
     return lax.transpose(out, _from_last(axis, a.ndim))
 
@@ -389,11 +395,12 @@ def argpartition(a, kth, axis=-1):
     elements in ascending order of value, then the others in increasing order."""
     a, kth, axis, n = _partition_setup("argpartition", a, kth, axis)
     last = a.ndim - 1
-    _, perm = _ascending(a)
-    bottom = lax.slice_in_dim(perm, 0, kth + 1, axis=last)
-    # The rank of each element in the sort; the others are those ranked past kth.
-    iota = lax.broadcasted_iota(perm.dtype, perm.shape, last)
-    _, rank = lax.sort((perm, iota), dimension=last, num_keys=1)
+    # All positions by rank (top_k with k = n extends top_k with k = kth + 1, ties
+    # included); the others follow the chosen ones in increasing order.
+    _, order = lax.top_k(_smallest_first(a), n)
+    bottom = lax.slice_in_dim(order, 0, kth + 1, axis=last)
+    iota = lax.broadcasted_iota(order.dtype, a.shape, last)
+    _, rank = lax.sort((order, iota), dimension=last, num_keys=1)
     in_bottom = lax.le(rank, lax.full(rank.shape, kth, rank.dtype))
     _, others = lax.sort((in_bottom, iota), dimension=last, num_keys=1)
     top = lax.slice_in_dim(others, 0, n - kth - 1, axis=last)

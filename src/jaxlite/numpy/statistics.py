@@ -156,6 +156,8 @@ def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
     if out_sharding is not None:
         raise NotImplementedError("jaxlite has one device: out_sharding must be None.")
     x = asarray(x)
+    if x.dtype == np.bool_:
+        x = lax.convert_element_type(x, np.int32)
     if not dtypes.issubdtype(x.dtype, np.integer):
         raise TypeError(
             f"x argument to bincount must have an integer type; got {x.dtype}"
@@ -282,15 +284,16 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
     from jaxlite.numpy.ufuncs import true_divide
 
     check_arraylike("histogram", a)
-    (arr,) = promote_dtypes_inexact(ravel(asarray(a)))
     if weights is None:
+        (arr,) = promote_dtypes_inexact(ravel(asarray(a)))
         weights = lax.full(arr.shape, 1, arr.dtype)
     else:
         check_arraylike("histogram", weights)
         weights = asarray(weights)
         if weights.shape != np.shape(a):
             raise ValueError("weights should have the same shape as a.")
-        (weights,) = promote_dtypes_inexact(ravel(weights))
+        # a and weights are promoted together: the counts take the common dtype.
+        arr, weights = promote_dtypes_inexact(ravel(asarray(a)), ravel(weights))
     edges = histogram_bin_edges(arr, bins, range, weights)
     n = edges.shape[0]
     index = _bin_index(arr, edges)

@@ -4,6 +4,14 @@ Every function first checks that its inputs are arrays or scalars (lists are rej
 JAX does, because converting them silently hides performance problems), then promotes
 dtypes with JAX's lattice (weak Python scalars never upcast arrays) and ranks (lower-rank
 operands get leading size-1 axes), and finally binds one lax primitive.
+
+Where JAX composes several primitives (floor division, remainders, integer powers,
+hypot, heaviside, ...) the same composition is used, so results agree with JAX also
+where NumPy differs: `7 // 0 == -2` and `7 % 0 == 0` for integers, and an integer
+exponent that is concrete gives `lax.integer_pow` (the base's dtype is kept). The
+constants in these compositions are weak exactly when JAX's are: for a weakly typed
+scalar operand only, so `deg2rad(1.0)` stays weak and `hypot(x, 1.0)` of an array x
+does not.
 """
 
 from __future__ import annotations
@@ -90,7 +98,6 @@ __all__ = [
     "floor",
     "ceil",
     "trunc",
-    "fix",
     "rint",
     "round",
     "around",
@@ -163,19 +170,18 @@ def promote_dtypes_numeric(*args):
 
 
 def promote_shapes(fun_name, *args):
-    """Give lower-rank, non-scalar operands leading size-1 axes (NumPy broadcasting)."""
+    """Give lower-rank, non-scalar operands leading size-1 axes (NumPy broadcasting).
+    Operands of one rank are left to the lax primitive, which checks them."""
     shapes = [np.shape(a) for a in args]
-    nonscalar = [s for s in shapes if s]
-    if not nonscalar:
+    ranks = {len(s) for s in shapes if s}
+    if len(ranks) < 2:
         return list(args)
-    rank = max(len(s) for s in nonscalar)
+    rank = max(ranks)
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
-        raise TypeError(
-            f"{fun_name} got incompatible shapes for broadcasting: "
-            + ", ".join(map(str, shapes))
-            + "."
+        raise ValueError(
+            f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}"
         ) from None
     return [
         a if not s or len(s) == rank else lax.broadcast_to_rank(a, rank)
@@ -219,14 +225,16 @@ def _scalar_operand(array, scalar):
 
 
 def _binary(name, prim, promote=promote_args, bool_prim=None):
-    scalar_fast_path = promote is promote_args
+    # The fast paths skip promotion, which only plain `promote_args` allows (the
+    # inexact/numeric promotions may still change an unpromoted dtype).
+    fast_paths = promote is promote_args
 
     def fun(x1, x2, /):
-        if _fast(x1, x2):
-            if bool_prim is not None and x1._value.dtype.kind == "b":
-                return bool_prim.bind(x1, x2)
-            return prim.bind(x1, x2)
-        if scalar_fast_path:
+        if fast_paths:
+            if _fast(x1, x2):
+                if bool_prim is not None and x1._value.dtype.kind == "b":
+                    return bool_prim.bind(x1, x2)
+                return prim.bind(x1, x2)
             t1, t2 = type(x1), type(x2)
             if t1 is Array and (t2 is float or t2 is int):
                 s = _scalar_operand(x1, x2)
@@ -258,6 +266,54 @@ def _unary(name, prim, promote=promote_args):
     return fun
 
 
+def _const(x, value):
+    """`value` as a 0-d Array of `x`'s dtype, weak when `x` is a weak scalar (as a
+    Python scalar would be: `deg2rad(1.0)` stays weak) and strong otherwise."""
+    weak = np.ndim(x) == 0 and getattr(x, "weak_type", False)
+    return Array(np.asarray(value).astype(np.dtype(x.dtype))[()], weak)
+
+
+def _strong_const(x, value):
+    """`value` as a strong 0-d Array of `x`'s dtype."""
+    return Array(np.asarray(value).astype(np.dtype(x.dtype))[()], False)
+
+
+def _asarray(fun_name, x):
+    """`x` as an Array (Python scalars weak), after checking it is array-like."""
+    check_arraylike(fun_name, x)
+    from jaxlite.lax.structural import operand
+
+    return operand(x)
+
+
+def _is_int_or_bool(x):
+    dtype = np.dtype(x.dtype)
+    return dtype == np.bool_ or np.issubdtype(dtype, np.integer)
+
+
+def _compare(name, prim):
+    # Complex numbers compare lexicographically (real parts, then imaginary parts);
+    # the lax comparison itself only orders real numbers.
+    def fun(x1, x2, /):
+        if _fast(x1, x2) and x1._value.dtype.kind != "c":
+            return prim.bind(x1, x2)
+        t1, t2 = type(x1), type(x2)
+        if t1 is Array and (t2 is float or t2 is int) and x1._value.dtype.kind != "c":
+            s = _scalar_operand(x1, x2)  # the common `x < 0.5`
+            if s is not None:
+                return prim.bind(x1, s)
+        x1, x2 = promote_args(name, x1, x2)
+        if dtypes.issubdtype(np.dtype(x1.dtype), np.complexfloating):
+            re1, re2 = ew.real_p.bind(x1), ew.real_p.bind(x2)
+            on_imag = prim.bind(ew.imag_p.bind(x1), ew.imag_p.bind(x2))
+            return lax.select(ew.eq_p.bind(re1, re2), on_imag, prim.bind(re1, re2))
+        return prim.bind(x1, x2)
+
+    fun.__name__ = fun.__qualname__ = name
+    fun.__doc__ = f"Elementwise `{name}` with JAX type promotion (bool result)."
+    return fun
+
+
 add = _binary("add", ew.add_p, bool_prim=ew.or_p)  # on booleans: or, as in JAX
 multiply = _binary("multiply", ew.mul_p, bool_prim=ew.and_p)  # on booleans: and
 
@@ -268,14 +324,13 @@ arctan2 = _binary("arctan2", ew.atan2_p, promote_args_inexact)
 nextafter = _binary("nextafter", ew.nextafter_p, promote_args_inexact)
 equal = _binary("equal", ew.eq_p)
 not_equal = _binary("not_equal", ew.ne_p)
-less = _binary("less", ew.lt_p)
-less_equal = _binary("less_equal", ew.le_p)
-greater = _binary("greater", ew.gt_p)
-greater_equal = _binary("greater_equal", ew.ge_p)
+less = _compare("less", ew.lt_p)
+less_equal = _compare("less_equal", ew.le_p)
+greater = _compare("greater", ew.gt_p)
+greater_equal = _compare("greater_equal", ew.ge_p)
 bitwise_and = _binary("bitwise_and", ew.and_p)
 bitwise_or = _binary("bitwise_or", ew.or_p)
 bitwise_xor = _binary("bitwise_xor", ew.xor_p)
-left_shift = _binary("left_shift", ew.shift_left_p)
 
 negative = _unary("negative", ew.neg_p)
 exp = _unary("exp", ew.exp_p, promote_args_inexact)
@@ -293,15 +348,26 @@ arctan = _unary("arctan", ew.atan_p, promote_args_inexact)
 sinh = _unary("sinh", ew.sinh_p, promote_args_inexact)
 cosh = _unary("cosh", ew.cosh_p, promote_args_inexact)
 arcsinh = _unary("arcsinh", ew.asinh_p, promote_args_inexact)
-arccosh = _unary("arccosh", ew.acosh_p, promote_args_inexact)
 arctanh = _unary("arctanh", ew.atanh_p, promote_args_inexact)
 sqrt = _unary("sqrt", ew.sqrt_p, promote_args_inexact)
 cbrt = _unary("cbrt", ew.cbrt_p, promote_args_inexact)
 
 
+def arccosh(x, /):
+    (x,) = promote_args_inexact("arccosh", x)
+    out = ew.acosh_p.bind(x)
+    if dtypes.issubdtype(np.dtype(x.dtype), np.complexfloating):
+        # lax.acosh's branch differs from NumPy's: take the root with real part >= 0.
+        negative_half = ew.lt_p.bind(
+            ew.real_p.bind(out), _const(ew.real_p.bind(out), 0)
+        )
+        out = where(negative_half, ew.neg_p.bind(out), out)
+    return out
+
+
 def conjugate(x, /):
     """The complex conjugate of `x` (`x` itself when it is not complex)."""
-    (x,) = promote_args("conjugate", x)
+    x = _asarray("conjugate", x)
     if dtypes.issubdtype(np.dtype(x.dtype), np.complexfloating):
         return ew.conj_p.bind(x)
     return x
@@ -312,7 +378,7 @@ conj = conjugate
 
 def real(val, /):
     """The real part of `val` (`val` itself when it is not complex)."""
-    (val,) = promote_args("real", val)
+    val = _asarray("real", val)
     if dtypes.issubdtype(np.dtype(val.dtype), np.complexfloating):
         return ew.real_p.bind(val)
     return val
@@ -320,7 +386,7 @@ def real(val, /):
 
 def imag(val, /):
     """The imaginary part of `val` (zeros when it is not complex)."""
-    (val,) = promote_args("imag", val)
+    val = _asarray("imag", val)
     if dtypes.issubdtype(np.dtype(val.dtype), np.complexfloating):
         return ew.imag_p.bind(val)
     return lax.full_like(val, 0)
@@ -328,23 +394,20 @@ def imag(val, /):
 
 def isfinite(x, /):
     """True where `x` is neither infinite nor NaN (both parts, for complex `x`)."""
-    (x,) = promote_args("isfinite", x)
+    x = _asarray("isfinite", x)
     dtype = np.dtype(x.dtype)
     if dtypes.issubdtype(dtype, np.complexfloating):
-        return logical_and(isfinite(real(x)), isfinite(imag(x)))
+        return ew.and_p.bind(
+            ew.is_finite_p.bind(ew.real_p.bind(x)),
+            ew.is_finite_p.bind(ew.imag_p.bind(x)),
+        )
     if dtypes.issubdtype(dtype, np.inexact):
         return ew.is_finite_p.bind(x)
     return lax.full_like(x, True, dtype=np.bool_)
 
 
-def _bool_like(x, value):
-    """A bool array of `x`'s shape (and weak type) filled with `value`."""
-    v = lax.convert_element_type(value, np.bool_, getattr(x, "weak_type", False))
-    return lax.broadcast_in_dim(v, np.shape(x), ())
-
-
-def _is_exact(x):
-    return not dtypes.issubdtype(dtypes.result_type(x), np.inexact)
+def _signs_differ(a, b):
+    return ew.ne_p.bind(ew.sign_p.bind(a), ew.sign_p.bind(b))
 
 
 def true_divide(x1, x2, /):
@@ -356,69 +419,117 @@ divide = true_divide
 
 
 def floor_divide(x1, x2, /):
+    """`x1 // x2`, rounding toward -inf. Integer division by zero gives what XLA's
+    division gives (-1), moved down by one where the signs differ: `7 // 0 == -2`."""
     x1, x2 = promote_args_numeric("floor_divide", x1, x2)
     dtype = np.dtype(x1.dtype)
-    if dtype == np.bool_ or np.issubdtype(dtype, np.integer):
-        q = ew.div_p.bind(x1, x2)
-        if np.issubdtype(dtype, np.unsignedinteger):
-            return q
-        r = ew.rem_p.bind(x1, x2)
-        fix = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(x2, 0)))
-        return lax.select(fix, subtract(q, 1), q)
-    return floor(ew.div_p.bind(x1, x2))
+    if np.issubdtype(dtype, np.unsignedinteger):
+        return ew.div_p.bind(x1, x2)
+    if np.issubdtype(dtype, np.integer):
+        quotient = ew.div_p.bind(x1, x2)
+        inexact = ew.ne_p.bind(ew.rem_p.bind(x1, x2), _const(x1, 0))
+        step_down = ew.and_p.bind(_signs_differ(x1, x2), inexact)
+        return where(step_down, subtract(quotient, 1), quotient)
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return _float_divmod(x1, x2)[0]
+
+
+def _float_divmod(x1, x2):
+    # As Python's float divmod: the remainder takes the divisor's sign, and the
+    # quotient is computed from x1 - mod (an exact multiple of x2), then rounded.
+    mod = ew.rem_p.bind(x1, x2)
+    multiple = where(equal(x2, 0), x1, ew.sub_p.bind(x1, mod))
+    quotient = ew.div_p.bind(multiple, x2)
+    wrong_sign = ew.and_p.bind(
+        ew.ne_p.bind(mod, _const(mod, 0)), _signs_differ(x2, mod)
+    )
+    mod = lax.select(wrong_sign, add(mod, x2), mod)
+    quotient = lax.select(wrong_sign, subtract(quotient, 1.0), quotient)
+    return lax.round(quotient), mod
 
 
 def remainder(x1, x2, /):
+    """`x1 % x2` with the sign of `x2`; an integer remainder by zero is 0."""
     x1, x2 = promote_args_numeric("remainder", x1, x2)
+    if dtypes.issubdtype(np.dtype(x2.dtype), np.integer):
+        x2 = where(ew.eq_p.bind(x2, _const(x2, 0)), lax.full_like(x2, 1), x2)
     r = ew.rem_p.bind(x1, x2)
-    if np.issubdtype(np.dtype(x1.dtype), np.unsignedinteger):
-        return r
-    zero = lax.convert_element_type(0, x1.dtype)
-    fix = bitwise_and(not_equal(r, zero), not_equal(less(r, zero), less(x2, zero)))
-    return lax.select(fix, add(r, x2), r)
+    zero = _const(x1, 0)
+    wrong_sign = ew.and_p.bind(
+        ew.ne_p.bind(ew.lt_p.bind(r, zero), ew.lt_p.bind(x2, zero)),
+        ew.ne_p.bind(r, zero),
+    )
+    return lax.select(wrong_sign, ew.add_p.bind(r, x2), r)
 
 
 mod = remainder
 
 
 def fmod(x1, x2, /):
-    x1, x2 = promote_args_numeric("fmod", x1, x2)
-    return ew.rem_p.bind(x1, x2)
+    """`x1 % x2` with the sign of `x1` (C's `fmod`); an integer remainder by zero is 0."""
+    check_arraylike("fmod", x1, x2)
+    if dtypes.issubdtype(dtypes.result_type(x1, x2), np.integer):
+        x2 = _asarray("fmod", x2)
+        x2 = where(equal(x2, 0), lax.full_like(x2, 1), x2)
+    return ew.rem_p.bind(*promote_args_numeric("fmod", x1, x2))
 
 
 def divmod(x1, x2, /):  # noqa: A001
-    return floor_divide(x1, x2), remainder(x1, x2)
+    x1, x2 = promote_args_numeric("divmod", x1, x2)
+    if dtypes.issubdtype(np.dtype(x1.dtype), np.integer):
+        return floor_divide(x1, x2), remainder(x1, x2)
+    return _float_divmod(x1, x2)
+
+
+def _concrete_int(x):
+    """`x` as a Python int when it is a concrete integer scalar, else None."""
+    if type(x) is int or type(x) is bool:
+        return int(x)
+    if isinstance(x, Tracer):
+        x = x.to_concrete_value()
+        if x is None:
+            return None
+    value = x._value if type(x) is Array else np.asarray(x)
+    if value.ndim == 0 and np.issubdtype(value.dtype, np.integer):
+        return int(value)
+    return None
 
 
 def power(x1, x2, /):
+    """`x1 ** x2`. A concrete integer exponent (a Python int, or a concrete integer
+    scalar) gives `lax.integer_pow`, which keeps `x1`'s dtype; otherwise integer
+    powers are computed by repeated squaring and the rest with `lax.pow`."""
     check_arraylike("power", x1, x2)
-    if type(x2) is int and dtypes.issubdtype(dtypes.result_type(x1), np.number):
+    y = _concrete_int(x2)
+    if y is not None:
         (x1,) = promote_dtypes_numeric(x1)
-        return ew.integer_pow_p.bind(x1, y=x2)
-    x1, x2 = promote_args_numeric("power", x1, x2)
-    dtype = np.dtype(x1.dtype)
-    if np.issubdtype(dtype, np.integer):
-        return _integer_power(x1, x2)
-    return ew.pow_p.bind(x1, x2)
+        return ew.integer_pow_p.bind(x1, y=y)
+    from jaxlite.lax.structural import operand
+
+    x1, x2 = promote_shapes("power", operand(x1), operand(x2))
+    base, exponent = promote_dtypes_numeric(x1, x2)
+    if _is_int_or_bool(base):
+        return _integer_power(base, exponent)
+    if dtypes.issubdtype(np.dtype(x1.dtype), np.inexact) and dtypes.issubdtype(
+        np.dtype(x2.dtype), np.integer
+    ):
+        return ew.pow_p.bind(x1, x2)  # an integer exponent keeps x1 differentiable at 0
+    return ew.pow_p.bind(base, exponent)
 
 
-def _integer_power(x, y):
-    # Exponentiation by squaring over the bits of y (negative exponents give 0 as XLA).
-    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
-    x = lax.broadcast_in_dim(
-        x, shape, tuple(range(len(shape) - np.ndim(x), len(shape)))
-    )
-    y = lax.broadcast_in_dim(
-        y, shape, tuple(range(len(shape) - np.ndim(y), len(shape)))
-    )
-    out = lax.full_like(x, 1)
-    base = x
-    y = lax.convert_element_type(y, x.dtype)
-    for _ in range(np.dtype(x.dtype).itemsize * 8):
-        bit = not_equal(bitwise_and(y, 1), 0)
-        out = lax.select(bit, multiply(out, base), out)
-        base = multiply(base, base)
-        y = ew.shift_right_logical_p.bind(*promote_args("power", y, 1))
+def _integer_power(base, exponent):
+    # Square-and-multiply over the exponent's low six bits (any larger exponent
+    # overflows for |base| > 1): JAX's choice, so values agree even for exponents
+    # that are negative or >= 64. 0 ** y is 0 for y != 0 and 1 for y == 0.
+    zero, one = _strong_const(exponent, 0), _strong_const(exponent, 1)
+    zero_base = ew.and_p.bind(ew.eq_p.bind(base, zero), ew.ne_p.bind(exponent, zero))
+    out = where(zero_base, zero, one)
+    for _ in range(6):
+        bit = ew.ne_p.bind(ew.and_p.bind(exponent, one), zero)
+        out = where(bit, ew.mul_p.bind(out, base), out)
+        base = ew.mul_p.bind(base, base)
+        exponent = ew.shift_right_logical_p.bind(exponent, one)
     return out
 
 
@@ -430,8 +541,13 @@ def float_power(x1, x2, /):
     return ew.pow_p.bind(x1, x2)
 
 
+def left_shift(x1, x2, /):
+    x1, x2 = promote_args_numeric("left_shift", x1, x2)
+    return ew.shift_left_p.bind(x1, x2)
+
+
 def right_shift(x1, x2, /):
-    x1, x2 = promote_args("right_shift", x1, x2)
+    x1, x2 = promote_args_numeric("right_shift", x1, x2)
     if np.issubdtype(np.dtype(x1.dtype), np.unsignedinteger):
         return ew.shift_right_logical_p.bind(x1, x2)
     return ew.shift_right_arithmetic_p.bind(x1, x2)
@@ -454,9 +570,10 @@ def logical_not(x, /):
 
 
 def _to_bool(x):
+    """`x != 0` against a strong zero (so the result is weak only for weak bools)."""
     if np.dtype(x.dtype) == np.bool_:
         return x
-    return ew.ne_p.bind(*promote_args("ne", x, 0))
+    return ew.ne_p.bind(x, _const(x, 0))
 
 
 def _logical(name, prim):
@@ -464,7 +581,8 @@ def _logical(name, prim):
         x1, x2 = promote_args(name, x1, x2)
         return prim.bind(_to_bool(x1), _to_bool(x2))
 
-    fun.__name__ = name
+    fun.__name__ = fun.__qualname__ = name
+    fun.__doc__ = f"Elementwise `{name}` of the truth values of the inputs."
     return fun
 
 
@@ -474,10 +592,9 @@ logical_xor = _logical("logical_xor", ew.xor_p)
 
 
 def absolute(x, /):
-    (x,) = promote_args("absolute", x)
-    if np.dtype(x.dtype) == np.bool_ or np.issubdtype(
-        np.dtype(x.dtype), np.unsignedinteger
-    ):
+    x = _asarray("absolute", x)
+    dtype = np.dtype(x.dtype)
+    if dtype == np.bool_ or np.issubdtype(dtype, np.unsignedinteger):
         return x
     return ew.abs_p.bind(x)
 
@@ -486,16 +603,15 @@ abs = absolute  # noqa: A001
 
 
 def fabs(x, /):
-    (x,) = promote_args_inexact("fabs", x)
+    x = _asarray("fabs", x)
     if dtypes.issubdtype(np.dtype(x.dtype), np.complexfloating):
         raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    (x,) = promote_dtypes_inexact(x)
     return ew.abs_p.bind(x)
 
 
 def sign(x, /):
     (x,) = promote_args("sign", x)
-    if np.dtype(x.dtype) == np.bool_:
-        return x
     return ew.sign_p.bind(x)
 
 
@@ -515,61 +631,77 @@ def reciprocal(x, /):
 
 
 def floor(x, /):
-    (x,) = promote_args_numeric("floor", x)
-    return x if _is_exact(x) else ew.floor_p.bind(x)
+    x = _asarray("floor", x)
+    if _is_int_or_bool(x):
+        return x
+    (x,) = promote_dtypes_inexact(x)
+    return ew.floor_p.bind(x)
 
 
 def ceil(x, /):
-    (x,) = promote_args_numeric("ceil", x)
-    return x if _is_exact(x) else ew.ceil_p.bind(x)
+    x = _asarray("ceil", x)
+    if _is_int_or_bool(x):
+        return x
+    (x,) = promote_dtypes_inexact(x)
+    return ew.ceil_p.bind(x)
 
 
 def trunc(x, /):
-    (x,) = promote_args_numeric("trunc", x)
-    if _is_exact(x):
+    x = _asarray("trunc", x)
+    if _is_int_or_bool(x):
         return x
-    return lax.select(less(x, 0), ew.ceil_p.bind(x), ew.floor_p.bind(x))
-
-
-fix = trunc
+    return where(ew.lt_p.bind(x, _const(x, 0)), ceil(x), floor(x))
 
 
 def rint(x, /):
     """`x` rounded to the nearest integer (ties to even), as a float."""
-    check_arraylike("rint", x)
-    (x,) = promote_dtypes(x)
+    x = _asarray("rint", x)
     dtype = np.dtype(x.dtype)
-    if not dtypes.issubdtype(dtype, np.inexact):
+    if _is_int_or_bool(x):
         return lax.convert_element_type(x, dtypes.default_float_dtype())
     if dtypes.issubdtype(dtype, np.complexfloating):
-        return _complex_from_parts(rint(real(x)), rint(imag(x)))
+        return lax.complex(rint(ew.real_p.bind(x)), rint(ew.imag_p.bind(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
-
-
-def _complex_from_parts(re, im):
-    return add(re, multiply(im, 1j))
 
 
 def round(a, decimals=0, out=None):  # noqa: A001
     """`a` rounded to `decimals` decimal places (ties to even)."""
     import operator
 
-    decimals = operator.index(decimals)
+    from jaxlite.core import concrete_or_error
+
+    a = _asarray("round", a)
+    decimals = concrete_or_error(
+        operator.index, decimals, "'decimals' argument of jnp.round"
+    )
     if out is not None:
-        raise ValueError("The 'out' argument to jnp.round is not supported.")
-    (a,) = promote_args_numeric("round", a)
-    if dtypes.issubdtype(np.dtype(a.dtype), np.complexfloating):
-        return _complex_from_parts(round(real(a), decimals), round(imag(a), decimals))
-    if _is_exact(a):
-        if decimals >= 0:
-            return a
-        factor = lax.convert_element_type(10 ** (-decimals), a.dtype)
-        return multiply(floor_divide(add(a, floor_divide(factor, 2)), factor), factor)
-    if decimals == 0:
-        return lax.round(a, lax.RoundingMethod.TO_NEAREST_EVEN)
-    factor = lax.convert_element_type(10.0**decimals, a.dtype)
-    rounded = lax.round(multiply(a, factor), lax.RoundingMethod.TO_NEAREST_EVEN)
-    return true_divide(rounded, factor)
+        raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
+    dtype = np.dtype(a.dtype)
+    if np.issubdtype(dtype, np.integer):
+        if decimals < 0:
+            raise NotImplementedError(
+                "integer np.round not implemented for decimals < 0"
+            )
+        return a
+    if not dtypes.issubdtype(dtype, np.inexact):
+        raise ValueError(f"data type {dtype.type} not inexact")
+    if decimals > np.log10(float(dtypes.finfo(dtype).max)):
+        return a  # rounding beyond the dtype's precision changes nothing
+
+    def round_real(x):
+        if decimals == 0:
+            return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+        wide = np.dtype(x.dtype) == np.float16  # float16 scales in float32
+        if wide:
+            x = lax.convert_element_type(x, np.float32)
+        factor = _const(x, 10**decimals)
+        scaled = lax.round(ew.mul_p.bind(x, factor), lax.RoundingMethod.TO_NEAREST_EVEN)
+        out = ew.div_p.bind(scaled, factor)
+        return lax.convert_element_type(out, np.float16) if wide else out
+
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        return lax.complex(round_real(ew.real_p.bind(a)), round_real(ew.imag_p.bind(a)))
+    return round_real(a)
 
 
 around = round
@@ -577,12 +709,23 @@ around = round
 
 def log2(x, /):
     (x,) = promote_args_inexact("log2", x)
-    return true_divide(ew.log_p.bind(x), lax.convert_element_type(np.log(2), x.dtype))
+    if dtypes.issubdtype(np.dtype(x.dtype), np.complexfloating):
+        r = ew.log_p.bind(x)
+        re, im = ew.real_p.bind(r), ew.imag_p.bind(r)
+        ln2 = ew.log_p.bind(_strong_const(re, 2))
+        return lax.complex(ew.div_p.bind(re, ln2), ew.div_p.bind(im, ln2))
+    return ew.div_p.bind(ew.log_p.bind(x), ew.log_p.bind(_strong_const(x, 2)))
 
 
 def log10(x, /):
     (x,) = promote_args_inexact("log10", x)
-    return true_divide(ew.log_p.bind(x), lax.convert_element_type(np.log(10), x.dtype))
+    inv_ln10 = 0.4342944819032518  # 1 / log(10)
+    if dtypes.issubdtype(np.dtype(x.dtype), np.complexfloating):
+        r = ew.log_p.bind(x)
+        re, im = ew.real_p.bind(r), ew.imag_p.bind(r)
+        k = _strong_const(re, inv_ln10)
+        return lax.complex(ew.mul_p.bind(re, k), ew.mul_p.bind(im, k))
+    return ew.mul_p.bind(ew.log_p.bind(x), _strong_const(x, inv_ln10))
 
 
 def logaddexp(x1, x2, /):
@@ -603,19 +746,29 @@ def _log_add(x1, x2, exp_fn, scale, period):
     amax = ew.max_p.bind(x1, x2)
     dtype = np.dtype(x1.dtype)
     if dtypes.issubdtype(dtype, np.complexfloating):
-        delta = subtract(add(x1, x2), multiply(amax, 2))
-        out = add(amax, multiply(log1p(exp_fn(delta)), scale))
-        im = imag(out)
-        turns = floor(true_divide(add(im, period), 2 * period))
-        wrapped = subtract(im, multiply(turns, 2 * period))
-        return add(real(out), multiply(wrapped, 1j))
+        delta = ew.sub_p.bind(add(x1, x2), ew.mul_p.bind(amax, _const(amax, 2)))
+        tail = log1p(exp_fn(delta))
+        if scale != 1:
+            tail = ew.mul_p.bind(_const(amax, scale), tail)
+        out = ew.add_p.bind(amax, tail)
+        return lax.complex(
+            ew.real_p.bind(out), _wrap_between(ew.imag_p.bind(out), period)
+        )
     delta = ew.sub_p.bind(x1, x2)
     delta_is_nan = ew.ne_p.bind(delta, delta)
     plain_sum = ew.add_p.bind(x1, x2)
     tail = log1p(exp_fn(ew.neg_p.bind(ew.abs_p.bind(delta))))
     if scale != 1:
-        tail = multiply(tail, scale)
+        tail = ew.mul_p.bind(_const(amax, scale), tail)
     return lax.select(delta_is_nan, plain_sum, ew.add_p.bind(amax, tail))
+
+
+def _wrap_between(x, a):
+    """`x` wrapped into [-a, a)."""
+    two_a, zero = _const(x, 2 * a), _const(x, 0)
+    r = ew.rem_p.bind(ew.add_p.bind(x, _const(x, a)), two_a)
+    r = lax.select(ew.lt_p.bind(r, zero), ew.add_p.bind(r, two_a), r)
+    return ew.sub_p.bind(r, _const(x, a))
 
 
 def _finite_or_zero(x):
@@ -660,111 +813,169 @@ _logaddexp2.defjvp(_logaddexp2_jvp)
 
 def deg2rad(x, /):
     (x,) = promote_args_inexact("deg2rad", x)
-    return multiply(x, np.pi / 180)
+    return ew.mul_p.bind(x, _const(x, np.pi / 180))
 
 
 def rad2deg(x, /):
     (x,) = promote_args_inexact("rad2deg", x)
-    return multiply(x, 180 / np.pi)
+    return ew.mul_p.bind(x, _const(x, 180 / np.pi))
 
 
 radians, degrees = deg2rad, rad2deg
 
 
 def hypot(x1, x2, /):
+    """`sqrt(x1**2 + x2**2)` without overflow or underflow in the squares."""
     x1, x2 = promote_args_inexact("hypot", x1, x2)
-    return sqrt(add(multiply(x1, x1), multiply(x2, x2)))
+    if dtypes.issubdtype(np.dtype(x1.dtype), np.complexfloating):
+        raise ValueError(
+            "jnp.hypot is not well defined for complex-valued inputs. Please convert "
+            "to real values first, such as by using abs(x)"
+        )
+    a, b = ew.abs_p.bind(x1), ew.abs_p.bind(x2)
+    inf = _const(a, np.inf)
+    any_inf = ew.or_p.bind(ew.eq_p.bind(a, inf), ew.eq_p.bind(b, inf))
+    big, small = maximum(a, b), minimum(a, b)
+    big_is_zero = ew.eq_p.bind(big, _const(big, 0))
+    safe_big = where(big_is_zero, lax.full_like(big, 1), big)
+    ratio = ew.div_p.bind(small, safe_big)
+    scaled = ew.mul_p.bind(
+        big, ew.sqrt_p.bind(add(1, ew.integer_pow_p.bind(ratio, y=2)))
+    )
+    out = where(big_is_zero, big, scaled)
+    return where(any_inf, _const(out, np.inf), out)
 
 
 def isnan(x, /):
-    (x,) = promote_args("isnan", x)
-    if _is_exact(x):
-        return _bool_like(x, False)
+    x = _asarray("isnan", x)
     return ew.ne_p.bind(x, x)
 
 
 def isinf(x, /):
-    (x,) = promote_args("isinf", x)
-    if _is_exact(x):
-        return lax.full_like(x, False, dtype=np.bool_)
+    x = _asarray("isinf", x)
     dtype = np.dtype(x.dtype)
     if dtypes.issubdtype(dtype, np.complexfloating):
-        return logical_or(isinf(real(x)), isinf(imag(x)))
-    return equal(absolute(x), lax.convert_element_type(np.inf, dtype))
+        re, im = ew.real_p.bind(x), ew.imag_p.bind(x)
+        inf = _strong_const(re, np.inf)
+        return ew.or_p.bind(
+            ew.eq_p.bind(ew.abs_p.bind(re), inf), ew.eq_p.bind(ew.abs_p.bind(im), inf)
+        )
+    if dtypes.issubdtype(dtype, np.inexact):
+        return ew.eq_p.bind(ew.abs_p.bind(x), _strong_const(x, np.inf))
+    return lax.full_like(x, False, dtype=np.bool_)
 
 
-def _isinf_signed(name, x, out, positive):
+def _isinf_signed(name, x, out, infinity):
+    x = _asarray(name, x)
     if out is not None:
         raise NotImplementedError(
             "The 'out' argument to isneginf/isposinf is not supported."
         )
-    (x,) = promote_args(name, x)
     dtype = np.dtype(x.dtype)
     if dtypes.issubdtype(dtype, np.complexfloating):
         raise ValueError("isposinf/isneginf are not well defined for complex types")
-    if _is_exact(x):
-        return lax.full_like(x, False, dtype=np.bool_)
-    inf = np.inf if positive else -np.inf
-    return equal(x, lax.convert_element_type(inf, dtype))
+    if dtypes.issubdtype(dtype, np.inexact):
+        return ew.eq_p.bind(x, _strong_const(x, infinity))
+    return lax.full_like(x, False, dtype=np.bool_)
 
 
 def isposinf(x, /, out=None):
     """True where `x` is +inf."""
-    return _isinf_signed("isposinf", x, out, positive=True)
+    return _isinf_signed("isposinf", x, out, np.inf)
 
 
 def isneginf(x, /, out=None):
     """True where `x` is -inf."""
-    return _isinf_signed("isneginf", x, out, positive=False)
+    return _isinf_signed("isneginf", x, out, -np.inf)
 
 
 def signbit(x, /):
     """True where the sign bit of `x` is set (so also for -0.0 and -nan)."""
     (x,) = promote_args("signbit", x)
     dtype = np.dtype(x.dtype)
-    if dtypes.issubdtype(dtype, np.complexfloating):
-        raise ValueError(f"jax.numpy.signbit is not well defined for {dtype}")
+    if np.issubdtype(dtype, np.integer):
+        return ew.lt_p.bind(x, _strong_const(x, 0))
     if dtype == np.bool_:
-        return _bool_like(x, False)
-    if _is_exact(x):
-        return less(x, lax.convert_element_type(0, dtype))
+        return lax.full_like(x, False, dtype=np.bool_)
+    if not dtypes.issubdtype(dtype, np.floating):
+        raise ValueError(f"jax.numpy.signbit is not well defined for {dtype}")
     return _sign_bit_of(x)
 
 
 def copysign(x1, x2, /):
     x1, x2 = promote_args_inexact("copysign", x1, x2)
-    mag = absolute(x1)
-    return where(_sign_bit_of(x2), negative(mag), mag)
+    if dtypes.issubdtype(np.dtype(x1.dtype), np.complexfloating):
+        raise TypeError("copysign does not support complex-valued inputs")
+    magnitude = ew.abs_p.bind(x1)
+    return where(_sign_bit_of(x2), ew.neg_p.bind(magnitude), magnitude)
 
 
 def _sign_bit_of(x):
-    # Distinguishes -0.0 from 0.0: 1/x is -inf for -0.0.
-    return logical_or(less(x, 0), logical_and(equal(x, 0), less(true_divide(1, x), 0)))
+    """The sign bit of floating-point `x`, read from its bits (so -0.0 and -nan are
+    negative, and no division runs)."""
+    if np.ndim(x) == 0:  # lax.bitcast_convert_type's impl returns shape (1,) for 0-d
+        return lax.reshape(_sign_bit_of(lax.broadcast_in_dim(x, (1,), ())), ())
+    bits = np.dtype(x.dtype).itemsize * 8
+    as_int = lax.bitcast_convert_type(x, np.dtype(f"int{bits}"))
+    return ew.lt_p.bind(as_int, _strong_const(as_int, 0))
 
 
 def heaviside(x1, x2, /):
-    x1, x2 = promote_args_inexact("heaviside", x1, x2)
-    zero, one = lax.full_like(x1, 0), lax.full_like(x1, 1)
-    x2 = lax.broadcast_in_dim(x2, np.shape(x1), ()) if not np.shape(x2) else x2
-    return lax.select(less(x1, zero), zero, lax.select(equal(x1, zero), x2, one))
+    """0 where `x1 < 0`, 1 where `x1 > 0`, `x2` where `x1 == 0` (NaN stays NaN)."""
+    check_arraylike("heaviside", x1, x2)
+    x1, x2 = promote_dtypes_inexact(x1, x2)
+    zero = _const(x1, 0)
+    at_zero = where(ew.ne_p.bind(x1, x1), x1, x2)
+    return where(
+        ew.lt_p.bind(x1, zero),
+        zero,
+        where(ew.gt_p.bind(x1, zero), _const(x1, 1), at_zero),
+    )
 
 
 def fmax(x1, x2, /):
-    x1, x2 = promote_args("fmax", x1, x2)
-    return lax.select(isnan(x1), x2, lax.select(isnan(x2), x1, maximum(x1, x2)))
+    """The maximum of `x1` and `x2`, ignoring a NaN in either one."""
+    return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
 def fmin(x1, x2, /):
-    x1, x2 = promote_args("fmin", x1, x2)
-    return lax.select(isnan(x1), x2, lax.select(isnan(x2), x1, minimum(x1, x2)))
+    """The minimum of `x1` and `x2`, ignoring a NaN in either one."""
+    return where(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
 
 def sinc(x, /):
-    (x,) = promote_args_inexact("sinc", x)
-    pix = multiply(x, np.pi)
-    is_zero = equal(x, 0)
-    safe = lax.select(is_zero, lax.full_like(x, 1), pix)
-    return lax.select(is_zero, lax.full_like(x, 1), true_divide(sin(safe), safe))
+    """`sin(pi x) / (pi x)`, with the limit 1 at 0 (and exact derivatives there)."""
+    check_arraylike("sinc", x)
+    (x,) = promote_dtypes_inexact(x)
+    is_zero = ew.eq_p.bind(x, _const(x, 0))
+    pix = ew.mul_p.bind(_const(x, np.pi), x)
+    safe = where(is_zero, _const(x, 1), pix)
+    return where(
+        is_zero, _sinc_maclaurin(0, pix), ew.div_p.bind(ew.sin_p.bind(safe), safe)
+    )
+
+
+_maclaurin_fns = {}
+
+
+def _sinc_maclaurin(k, x):
+    """The k-th derivative of sin(x)/x at 0, shaped like `x`; its JVP is the next
+    derivative, so every derivative of `sinc` at 0 is exact."""
+    fn = _maclaurin_fns.get(k)
+    if fn is None:
+
+        def term(x):
+            zero = multiply(x, 0)
+            return zero if k % 2 else add(zero, _const(x, (-1) ** (k // 2) / (k + 1)))
+
+        def term_jvp(primals, tangents):
+            (x,), (t,) = primals, tangents
+            return fn(x), multiply(t, _sinc_maclaurin(k + 1, x))
+
+        term.__name__ = f"sinc_maclaurin_{k}"
+        fn = _maclaurin_fns[k] = custom_jvp(term)
+        fn.defjvp(term_jvp)
+    return fn(x)
 
 
 # ----------------------------------------------------------------------------------

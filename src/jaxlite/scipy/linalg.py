@@ -122,9 +122,12 @@ def _cho_solve(c, b, lower):
 
 
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
-    """Solve `a x = b` from `cho_factor(a)`."""
+    """Solve `a x = b` from `cho_factor(a)`. b is (m,) or (..., m, k); its batch axes
+    broadcast against c's, as in JAX."""
     c, lower = c_and_lower
     check_arraylike("jax.scipy.linalg.cho_solve", c, b)
+    if np.ndim(b) >= 2 and np.ndim(c) > np.ndim(b):
+        b = broadcast_to(b, np.shape(c)[:-2] + np.shape(b)[-2:])
     return _cho_solve(c, b, lower)
 
 
@@ -150,7 +153,8 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     *batch, m, n = np.shape(a)
     k = min(m, n)
     dtype = _dtype(a)
-    p = _permutation_matrix(perm, m, dtype)
+    # p is real even for complex a, as in JAX.
+    p = _permutation_matrix(perm, m, np.zeros((), dtype).real.dtype)
     lower = ufuncs.add(
         creation.tril(lu_, -1)[..., :, :k], creation.eye(m, k, dtype=dtype)
     )
@@ -412,6 +416,12 @@ def qr(
 def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     """Upper Hessenberg form `h` of a square matrix, and `q` with `a = q h q^H` when
     `calc_q=True`."""
+    dtype = dtypes.dtype(a)
+    if not dtypes.issubdtype(dtype, np.inexact):
+        raise TypeError(
+            f"hessenberg does not accept dtype {dtype.name} at position 0. Accepted "
+            "dtypes at position 0 are subtypes of floating, complexfloating."
+        )
     (a,) = _inexact("jax.scipy.linalg.hessenberg", a)
     n = np.shape(a)[-1]
     if n == 0:
@@ -713,3 +723,11 @@ def companion(a):
     if below is not None:
         rows.append(broadcast_to(below, batch + (n - 2, n - 1)))
     return concatenate(rows, axis=-2)
+
+
+# The other special matrices and qr_multiply live in their own module (imported last:
+# it uses this one).
+from jaxlite.scipy.linalg_matrices import *  # noqa: E402, F403
+from jaxlite.scipy.linalg_matrices import __all__ as _matrices_all  # noqa: E402
+
+__all__ += _matrices_all

@@ -19,18 +19,22 @@ import numpy as np
 
 from jaxlite import dtypes, lax
 from jaxlite.core import concrete_or_error
+from jaxlite.lax import special_scipy as _scipy_kernels
 from jaxlite.lax.custom_derivatives import custom_jvp
+from jaxlite.lax.rules import FLOAT, check_dtype
 from jaxlite.numpy import ufuncs as _ufuncs
 from jaxlite.numpy.ufuncs import promote_args_inexact
 
 __all__ = [
     "bernoulli",
+    "bessel_jn",
     "beta",
     "betainc",
     "betaln",
     "boxcox",
     "boxcox1p",
     "comb",
+    "dawsn",
     "digamma",
     "entr",
     "erf",
@@ -42,11 +46,14 @@ __all__ = [
     "expit",
     "expn",
     "factorial",
+    "fresnel",
     "gamma",
     "gammainc",
     "gammaincc",
     "gammaln",
     "gammasgn",
+    "hyp1f1",
+    "hyp2f1",
     "i0",
     "i0e",
     "i1",
@@ -60,11 +67,14 @@ __all__ = [
     "multigammaln",
     "ndtr",
     "ndtri",
+    "owens_t",
     "poch",
     "polygamma",
     "rel_entr",
+    "sici",
     "softmax",
     "spence",
+    "wofz",
     "xlog1py",
     "xlogy",
     "zeta",
@@ -74,8 +84,11 @@ _where = _ufuncs.where
 
 
 def _const(x, value):
-    """`value` as a scalar of the dtype (and weak type) of `x`."""
-    return lax.full_like(x, value, shape=())
+    """`value` as a scalar of x's dtype, weak only when `x` is a weak scalar (as JAX's
+    constants: a weak array meets strong constants, so results lose the weak type)."""
+    if np.ndim(x) == 0 and dtypes.is_weakly_typed(x):
+        return lax.full_like(x, value, shape=())
+    return lax.full((), value, dtypes.dtype(x))
 
 
 def _full(x, value):
@@ -94,11 +107,18 @@ def _float_only(name, x):
 
     x = jnp.asarray(x)
     if x.dtype not in (np.float32, np.float64):
+        see = "." if name == "log_ndtr" else ", see docstring for supported types."
         raise TypeError(
-            f"x.dtype={x.dtype} is not supported by {name}: pass a float32 or float64 "
-            "array (see the docstring for supported types)."
+            f"x.dtype={x.dtype} is not supported{see} ({name} accepts float32 and "
+            "float64 arrays.)"
         )
     return x
+
+
+def _strong(x):
+    """`x` without its weak type: where JAX's implementation mixes in constants of a
+    fixed dtype, its result is strongly typed even for Python scalar inputs."""
+    return lax.convert_element_type(x, dtypes.dtype(x))
 
 
 # ----------------------------------------------------------------------------------------
@@ -121,7 +141,7 @@ def gammasgn(x):
     odd = lax.ne(_ufuncs.remainder(floor_x, _const(x, 2)), _const(x, 0))
     minus = (negative & odd) | (lax.eq(x, _const(x, 0)) & _ufuncs.signbit(x))
     out = _where(minus, _full(x, -1), _full(x, 1))
-    return _where(pole, _full(x, np.nan), out)
+    return _strong(_where(pole, _full(x, np.nan), out))
 
 
 def gamma(x):
@@ -220,6 +240,7 @@ def _betaln(a, b):
 def betaln(a, b):
     """Log of the absolute value of the beta function."""
     a, b = promote_args_inexact("betaln", a, b)
+    check_dtype("lgamma", a.dtype, FLOAT)
     return _betaln(a, b)
 
 
@@ -250,6 +271,7 @@ def factorial(n, exact=False):
 def comb(N, k, *, repetition=False):  # noqa: N803  (SciPy's name)
     """N choose k from log-gammas; 0 where k < 0, N < 0 or (without repetition) k > N."""
     N, k = promote_args_inexact("comb", N, k)  # noqa: N806
+    check_dtype("lgamma", N.dtype, FLOAT)
     if repetition:
         value = comb(lax.sub(lax.add(N, k), _const(N, 1)), k)
         first = lax.eq(k, _const(k, 0)) & lax.ge(N, _const(N, 0))
@@ -283,7 +305,7 @@ def multigammaln(a, d):
 def poch(z, m):
     """The rising factorial (Pochhammer symbol) gamma(z + m) / gamma(z)."""
     z, m = promote_args_inexact("poch", z, m)
-    _real_only("poch", z)
+    _real_only("jnp.poch", z)
     zm = lax.add(z, m)
     sign = lax.mul(gammasgn(zm), gammasgn(z))
     value = lax.mul(sign, lax.exp(lax.sub(lax.lgamma(zm), lax.lgamma(z))))
@@ -329,7 +351,7 @@ def erfcx(x):
     """The scaled complementary error function exp(x**2) erfc(x)."""
     (x,) = promote_args_inexact("erfcx", x)
     _real_only("erfcx", x)
-    return _erfcx(x)
+    return _strong(_erfcx(x))
 
 
 @custom_jvp
@@ -365,7 +387,7 @@ _erfcx.defjvp(_erfcx_jvp)
 def ndtr(x):
     """The standard normal CDF, 0.5 erfc(-x / sqrt(2)) (accurate in both tails)."""
     x = _float_only("ndtr", x)
-    return _ndtr(x)
+    return _strong(_ndtr(x))
 
 
 def _ndtr(x):
@@ -420,7 +442,7 @@ def log_ndtr(x, series_order=3):
     if series_order > 30:
         raise ValueError("series_order must be <= 30.")
     x = _float_only("log_ndtr", x)
-    return _log_ndtr(x, series_order)
+    return _strong(_log_ndtr(x, series_order))
 
 
 @custom_jvp
@@ -474,7 +496,7 @@ _ndtri.defjvp(_ndtri_jvp)
 def ndtri(p):
     """The inverse of ndtr: the standard normal quantile function."""
     p = _float_only("ndtri", p)
-    return _ndtri(p)
+    return _strong(_ndtri(p))
 
 
 # ----------------------------------------------------------------------------------------
@@ -682,7 +704,7 @@ def exp1(x):
     """The exponential integral E1(x) = int_1^inf e**(-x t) / t dt, for x >= 0."""
     (x,) = promote_args_inexact("exp1", x)
     _real_only("exp1", x)
-    return _exp1(x)
+    return _strong(_exp1(x))
 
 
 @custom_jvp
@@ -716,7 +738,7 @@ def expi(x):
     """The exponential integral Ei(x) (principal value); -E1(-x) for x < 0."""
     (x,) = promote_args_inexact("expi", x)
     _real_only("expi", x)
-    return _expi(x)
+    return _strong(_expi(x))
 
 
 def expn(n, x):
@@ -725,7 +747,7 @@ def expn(n, x):
     when x is small relative to n, where the recurrence would lose digits)."""
     n, x = promote_args_inexact("expn", n, x)
     _real_only("expn", x)
-    return _expn(n, x)
+    return _strong(_expn(n, x))
 
 
 @custom_jvp
@@ -846,7 +868,7 @@ _spence.defjvps(lambda t, out, x: lax.mul(t, _spence_slope(x)))
 def spence(x):
     """Spence's function, the dilogarithm Li2(1 - x), for x >= 0."""
     x = _float_only("spence", x)
-    return _spence(x)
+    return _strong(_spence(x))
 
 
 # ----------------------------------------------------------------------------------------
@@ -978,3 +1000,83 @@ def log_softmax(x, /, *, axis=None):
     x_max = lax.select(_ufuncs.isfinite(x_max), x_max, _full(x_max, 0))
     shifted = x - lax.stop_gradient(x_max)
     return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axes, keepdims=True))
+
+
+# ----------------------------------------------------------------------------------------
+# Faddeeva, Fresnel, sine/cosine integrals, Owen's T, hypergeometric and Bessel J: thin
+# wrappers of the primitives of lax/special_scipy.py (float64 NumPy kernels).
+
+
+def wofz(z):
+    """The Faddeeva function w(z) = exp(-z^2) erfc(-iz); real inputs become complex."""
+    (z,) = promote_args_inexact("wofz", z)
+    if not dtypes.issubdtype(z.dtype, np.complexfloating):
+        z = lax.convert_element_type(z, np.result_type(z.dtype, np.complex64))
+    return _scipy_kernels.wofz_p.bind(z)
+
+
+def dawsn(x):
+    """Dawson's integral exp(-x^2) int_0^x exp(t^2) dt."""
+    (x,) = promote_args_inexact("dawsn", x)
+    _real_only("dawsn", x)
+    return _strong(_scipy_kernels.dawsn_p.bind(x))
+
+
+def fresnel(x):
+    """The Fresnel integrals `(S(x), C(x))` of sin and cos(pi t^2 / 2) from 0 to x."""
+    (x,) = promote_args_inexact("fresnel", x)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        raise NotImplementedError(
+            "Support for complex-valued inputs is not implemented yet."
+        )
+    return (
+        _strong(_scipy_kernels.fresnel_s_p.bind(x)),
+        _strong(_scipy_kernels.fresnel_c_p.bind(x)),
+    )
+
+
+def sici(x):
+    """The sine and cosine integrals `(Si(x), Ci(x))` (Ci even, -inf at 0)."""
+    (x,) = promote_args_inexact("sici", x)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        raise ValueError(
+            f"Argument `x` to sici must be real-valued. Got dtype {x.dtype.name}."
+        )
+    return (
+        _strong(_scipy_kernels.sin_integral_p.bind(x)),
+        _strong(_scipy_kernels.cos_integral_p.bind(x)),
+    )
+
+
+def owens_t(h, a):
+    """Owen's T function: the bivariate normal probability of a wedge."""
+    h, a = promote_args_inexact("owens_t", h, a)
+    _real_only("owens_t", h)
+    return _strong(_scipy_kernels.owens_t_p.bind(h, a))
+
+
+def hyp1f1(a, b, x):
+    """The confluent hypergeometric function 1F1(a; b; x) (derivatives in x only)."""
+    a, b, x = promote_args_inexact("hyp1f1", a, b, x)
+    _real_only("hyp1f1", a)
+    return _strong(_scipy_kernels.hyp1f1_p.bind(a, b, x))
+
+
+def hyp2f1(a, b, c, x):
+    """The Gauss hypergeometric function 2F1(a, b; c; x) for x < 1 (derivatives in x
+    only); NaN for x > 1."""
+    a, b, c, x = promote_args_inexact("hyp2f1", a, b, c, x)
+    _real_only("hyp2f1", a)
+    return _strong(_scipy_kernels.hyp2f1_p.bind(a, b, c, x))
+
+
+def bessel_jn(z, *, v, n_iter=50):
+    """Bessel functions of the first kind of orders 0..v at z, stacked on a new first
+    axis (shape `(v + 1, *z.shape)`). `n_iter` is accepted for JAX compatibility; the
+    kernel iterates until it has converged."""
+    (z,) = promote_args_inexact("bessel_jn", z)
+    _real_only("bessel_jn", z)
+    v = operator.index(v)
+    if v < 0:
+        raise ValueError(f"bessel_jn requires a non-negative order v, got {v}.")
+    return _strong(_scipy_kernels.bessel_jn_p.bind(z, v=v))

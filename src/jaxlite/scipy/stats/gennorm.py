@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jaxlite import lax
-from jaxlite.scipy.stats._common import const, promote_args_inexact, where
+from jaxlite.scipy.stats._common import promote_args_inexact, weak_const, where
 
 __all__ = ["cdf", "logpdf", "pdf"]
 
@@ -11,7 +11,8 @@ __all__ = ["cdf", "logpdf", "pdf"]
 def logpdf(x, beta):
     x, beta = promote_args_inexact("gennorm.logpdf", x, beta)
     log_norm = lax.sub(
-        lax.log(lax.mul(const(x, 0.5), beta)), lax.lgamma(lax.div(const(x, 1), beta))
+        lax.log(lax.mul(weak_const(x, 0.5), beta)),
+        lax.lgamma(lax.div(weak_const(x, 1), beta)),
     )
     return lax.sub(log_norm, lax.pow(lax.abs(x), beta))
 
@@ -25,7 +26,7 @@ def cdf(x, beta):
     # The tail mass beyond |x| is Q(1/beta, |x|**beta) / 2: take it directly rather
     # than as 1 - P, which would cancel in the left tail.
     tail = lax.mul(
-        const(x, 0.5),
-        lax.igammac(lax.div(const(x, 1), beta), lax.pow(lax.abs(x), beta)),
+        weak_const(x, 0.5),
+        lax.igammac(lax.div(weak_const(x, 1), beta), lax.pow(lax.abs(x), beta)),
     )
-    return where(lax.lt(x, const(x, 0)), tail, lax.sub(const(x, 1), tail))
+    return where(lax.lt(x, weak_const(x, 0)), tail, lax.sub(weak_const(x, 1), tail))

@@ -42,7 +42,9 @@ def cdf(x, loc=0, scale=1):
 def sf(x, loc=0, scale=1):
     x, loc, scale = promote_args_inexact("gumbel_r.sf", x, loc, scale)
     value = lax.neg(lax.expm1(lax.neg(lax.exp(lax.neg(_z(x, loc, scale))))))
-    return _valid(scale, value)
+    # JAX computes 1 - t with a constant of x's type, so the result is strongly typed
+    # unless x is a Python scalar; multiplying by that constant does the same here.
+    return _valid(scale, lax.mul(value, const(x, 1)))
 
 
 def logsf(x, loc=0, scale=1):

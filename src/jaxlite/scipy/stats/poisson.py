@@ -11,6 +11,7 @@ from jaxlite.scipy.stats._common import (
     const,
     promote_args_inexact,
     promote_dtypes_inexact,
+    weak_const,
     where,
 )
 
@@ -20,8 +21,10 @@ __all__ = ["cdf", "entropy", "logpmf", "pmf"]
 def logpmf(k, mu, loc=0):
     k, mu, loc = promote_args_inexact("poisson.logpmf", k, mu, loc)
     x = lax.sub(k, loc)
-    log_probs = lax.sub(lax.sub(xlogy(x, mu), gammaln(lax.add(x, const(x, 1)))), mu)
-    invalid = lax.lt(x, const(x, 0)) | lax.ne(ufuncs.round(k), k)
+    log_probs = lax.sub(
+        lax.sub(xlogy(x, mu), gammaln(lax.add(x, weak_const(x, 1)))), mu
+    )
+    invalid = lax.lt(x, weak_const(x, 0)) | lax.ne(ufuncs.round(k), k)
     return where(invalid, -np.inf, log_probs)
 
 

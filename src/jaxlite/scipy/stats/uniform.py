@@ -6,7 +6,7 @@ import numpy as np
 
 from jaxlite import lax
 from jaxlite.numpy import ufuncs
-from jaxlite.scipy.stats._common import const, promote_args_inexact, where
+from jaxlite.scipy.stats._common import const, promote_args_inexact, strong, where
 
 __all__ = ["cdf", "logpdf", "pdf", "ppf"]
 
@@ -26,7 +26,7 @@ def cdf(x, loc=0, scale=1):
     inside = lax.div(lax.sub(x, loc), scale)
     out = where(lax.gt(x, lax.add(loc, scale)), const(x, 1), inside)
     out = where(lax.lt(x, loc), const(x, 0), out)
-    return where(ufuncs.isnan(inside), np.nan, out)
+    return strong(where(ufuncs.isnan(inside), np.nan, out))
 
 
 def ppf(q, loc=0, scale=1):
