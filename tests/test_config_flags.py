@@ -315,3 +315,69 @@ print(repr(x.dtype))  # --> dtype('float64')
 """
     )
     assert out.strip() == "dtype('float64')"
+
+
+def test_rank_promotion_option_raises_warns_or_allows():
+    x, y = jnp.ones(3), jnp.ones((2, 3))
+    with jax.numpy_rank_promotion("raise"):
+        with pytest.raises(ValueError, match="jax_numpy_rank_promotion='raise'"):
+            x + y
+        with pytest.raises(ValueError, match=r"for maximum on shapes \(3,\) \(2, 3\)"):
+            jnp.maximum(x, y)
+        # scalars and equal ranks are not rank promotion
+        np.testing.assert_array_equal(x + 1.0, np.full(3, 2.0))
+        np.testing.assert_array_equal(y + jnp.ones((1, 3)), np.full((2, 3), 2.0))
+    with jax.numpy_rank_promotion("warn"):
+        with pytest.warns(UserWarning, match="Following NumPy automatic rank") as rec:
+            x * y
+    assert rec[0].filename == __file__
+    np.testing.assert_array_equal(x - y, np.zeros((2, 3)))
+
+
+STRICT_CASES = [
+    # (function of (jax, jnp), expected dtype or None for TypePromotionError)
+    (lambda jax, jnp: jnp.ones(3, "int32") + jnp.ones(3), None),
+    (lambda jax, jnp: jnp.ones(3) + 1, "float32"),
+    (lambda jax, jnp: jnp.ones(3, bool) + 1, None),
+    (lambda jax, jnp: jnp.ones(3, "uint8") + 1, "uint8"),
+    (lambda jax, jnp: jnp.ones(3, "complex64") + 1.0, "complex64"),
+    (lambda jax, jnp: jnp.ones(3, "complex64") + jnp.ones(3), None),
+    (lambda jax, jnp: jnp.ones(3) + 1j, None),
+    (lambda jax, jnp: jnp.ones(3, "int32") + 1.5, None),
+    (lambda jax, jnp: jnp.ones(3, "bfloat16") + 1.0, "bfloat16"),
+    (lambda jax, jnp: jnp.asarray(1) + 1.0, "float32"),
+    (lambda jax, jnp: jnp.ones(3, "int8") + jnp.asarray(1.0), None),
+    (lambda jax, jnp: jnp.concatenate([jnp.ones(3), jnp.ones(3, "int32")]), None),
+    (lambda jax, jnp: jnp.promote_types("int32", "float32"), None),
+    (lambda jax, jnp: jax.jit(lambda x: x + 1.5)(jnp.ones(3, "int32")), None),
+]
+
+
+def _strict_outcome(jax_mod, jnp_mod, fn):
+    with jax_mod.numpy_dtype_promotion("strict"):
+        try:
+            out = fn(jax_mod, jnp_mod)
+        except ValueError as e:
+            assert "jax_numpy_dtype_promotion=strict" in str(e)
+            return type(e).__name__
+    return np.dtype(getattr(out, "dtype", out)).name
+
+
+@pytest.mark.parametrize("i", range(len(STRICT_CASES)))
+def test_strict_dtype_promotion(i):
+    fn, want = STRICT_CASES[i]
+    got = _strict_outcome(jax, jnp, fn)
+    assert got == (want or "TypePromotionError")
+    # standard promotion again outside the block (the caches are per mode)
+    assert fn(jax, jnp) is not None
+    assert jax.config.read("jax_numpy_dtype_promotion") == "standard"
+    assert issubclass(jax.dtypes.TypePromotionError, ValueError)
+    real = pytest.importorskip("jax")
+    import jax.numpy as real_jnp
+
+    assert _strict_outcome(real, real_jnp, fn) == got
+
+
+def test_dtype_promotion_option_rejects_unknown_values():
+    with pytest.raises(ValueError, match="not a valid NumpyDtypePromotion"):
+        jax.config.update("jax_numpy_dtype_promotion", "bad")

@@ -68,6 +68,7 @@ LINEAR = {
     "conv_general_dilated", "reduce_window_sum", "select_and_gather_add",
     "select_and_scatter_add", "custom_linear_solve", "reduce_precision", "complex",
     "optimization_barrier",
+    "psum", "all_gather", "reduce_scatter", "ppermute", "all_to_all",
 }  # fmt: skip
 
 # (primitive, rule) -> why the rule is not needed.
@@ -88,6 +89,7 @@ EXEMPTIONS = {
     ("iota", "batch"): "no operands",
     ("empty", "jvp"): "no operands",
     ("empty", "batch"): "no operands",
+    ("axis_index", "jvp"): "no operands",
 }
 
 # (primitive, rule) -> a program that needs the missing rule. These are bugs, in modules

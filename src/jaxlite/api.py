@@ -15,6 +15,7 @@ from jaxlite import dtypes, tree_util
 from jaxlite.config import config
 from jaxlite.core import Array, ShapedArray
 from jaxlite.dispatch import jit, jit_p  # noqa: F401
+from jaxlite.interpreters import batching
 from jaxlite.interpreters.partial_eval import (
     abstractify,
     closure_call_primitives,
@@ -117,7 +118,10 @@ def make_jaxpr(
 
     @functools.wraps(fun)
     def make(*args, **kwargs):
-        closed, out_tree = _trace_flat(fun, "make_jaxpr", args, kwargs, static_argnums)
+        with batching.extend_axis_env(axis_env or ()):
+            closed, out_tree = _trace_flat(
+                fun, "make_jaxpr", args, kwargs, static_argnums
+            )
         if return_shape:
             shapes = [
                 ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
@@ -308,15 +312,10 @@ def numpy_rank_promotion(value):
     return _config_context("jax_numpy_rank_promotion", value)
 
 
-@contextlib.contextmanager
 def numpy_dtype_promotion(value):
-    """Inside the block, jax.numpy type promotion is "standard" or "strict". jaxlite
-    checks the value; only "standard" promotion is implemented."""
-    if value not in ("standard", "strict"):
-        raise ValueError(
-            f"jax_numpy_dtype_promotion must be 'standard' or 'strict', got {value!r}."
-        )
-    yield
+    """Inside the block, jax.numpy type promotion is "standard" or "strict" (only
+    Python scalars promote; the `jax_numpy_dtype_promotion` option)."""
+    return _config_context("jax_numpy_dtype_promotion", value)
 
 
 @contextlib.contextmanager

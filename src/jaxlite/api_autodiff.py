@@ -200,6 +200,20 @@ def _zero_cotangent(ct, aval):
 
 
 def _check_grad_input(x, allow_int, holomorphic=False):
+    if dtypes.is_extended(getattr(x, "dtype", None)):  # typed PRNG keys
+        dtype = x.dtype
+        if holomorphic:
+            raise TypeError(
+                "grad with holomorphic=True requires inputs with complex dtype, but "
+                f"got {dtype}."
+            )
+        if allow_int:
+            return
+        raise TypeError(
+            "grad requires real- or complex-valued inputs (input dtype that is a "
+            f"sub-dtype of np.inexact), but got {dtype}. If you want to use Boolean- "
+            "or integer-valued inputs, use vjp or set allow_int to True."
+        )
     dtype = get_aval(x).dtype
     if holomorphic:
         if not dtypes.issubdtype(dtype, np.complexfloating):
@@ -258,7 +272,8 @@ def _argnums_partial(fun, args, kwargs, argnums, allow_int, holomorphic=False):
                 f"caller, but got only {len(args)} positional arguments."
             )
     diff_args = tuple(args[a] for a in argnums)
-    for leaf in tree_util.tree_leaves(diff_args):
+    is_key = lambda x: dtypes.is_extended(getattr(x, "dtype", None))  # noqa: E731
+    for leaf in tree_util.tree_leaves(diff_args, is_leaf=is_key):
         _check_grad_input(leaf, allow_int, holomorphic)
 
     def partial_fun(*diff):

@@ -75,6 +75,12 @@ def _check_rank_promotion(name, value):
     return value
 
 
+def _check_dtype_promotion(name, value):
+    if value not in ("standard", "strict"):
+        raise ValueError(f"{value!r} is not a valid NumpyDtypePromotion")
+    return value
+
+
 def _check_matmul_precision(name, value):
     if value is not None and value not in _MATMUL_PRECISION_VALUES:
         raise ValueError(
@@ -119,6 +125,9 @@ _OPTIONS = {
     "jax_numpy_rank_promotion": _Option(
         "allow", "JAX_NUMPY_RANK_PROMOTION", _check_rank_promotion
     ),
+    "jax_numpy_dtype_promotion": _Option(
+        "standard", "JAX_NUMPY_DTYPE_PROMOTION", _check_dtype_promotion
+    ),
     "jax_default_matmul_precision": _Option(
         None, "JAX_DEFAULT_MATMUL_PRECISION", _check_matmul_precision
     ),
@@ -135,6 +144,7 @@ _TRACE_OPTIONS = (
     "jax_debug_infs",
     "jax_disable_jit",
     "jax_numpy_rank_promotion",
+    "jax_numpy_dtype_promotion",
     "jax_default_matmul_precision",
 )
 

@@ -247,14 +247,15 @@ class JitFunction:
             leaves, treedef = tree_util.tree_flatten(args)
         sig = tuple(map(_leaf_signature, leaves))
         context = config.trace_context
-        key = (treedef, sig, statics, context)
+        # Named axes in scope (vmap's axis_name): collectives bake their sizes in.
+        key = (treedef, sig, statics, context, batching.axis_env())
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile(args, kwargs, leaves, treedef, sig)
             if entry[1] is None:  # closes over an enclosing trace's tracers: no caching
                 return leaves, entry
             self._cache[key] = entry
-            if not kwargs and not self._has_static:
+            if not kwargs and not self._has_static and not key[-1]:
                 self._remember_fast(args, entry, context)
         return leaves, entry
 

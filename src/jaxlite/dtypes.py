@@ -371,11 +371,61 @@ def _upper_sets(edges):
     return upper
 
 
-_upper_by_mode = (_upper_sets(_lattice_edges(False)), _upper_sets(_lattice_edges(True)))
+def _strict_lattice_edges(x64):
+    """The lattice of `jax_numpy_dtype_promotion='strict'`: only Python scalars
+    (weak types) promote, to the dtypes of their kind and above; two different
+    concrete dtypes have no upper bound, and bool none with anything."""
+    edges = {node: [] for node in _lattice_edges(x64)}
+    integers = [_uint8, _uint16, _uint32, _uint64, _int8, _int16, _int32, _int64]
+    edges[_weak_int] = [_weak_float, *integers]
+    edges[_weak_float] = [_weak_complex, _bfloat16, _float16, _float32, _float64]
+    edges[_weak_complex] = [_complex64, _complex128]
+    return edges
+
+
+# indexed by (x64, strict)
+_upper_by_mode = {
+    (x64, strict): _upper_sets(
+        (_strict_lattice_edges if strict else _lattice_edges)(x64)
+    )
+    for x64 in (False, True)
+    for strict in (False, True)
+}
+
+
+class TypePromotionError(ValueError):
+    """Operands whose dtypes have no implicit promotion (JAX's class, a ValueError)."""
+
+
+class _NoUpperBound(Exception):
+    pass
+
+
+def _strict_promotion():
+    return config.read("jax_numpy_dtype_promotion") == "strict"
+
+
+def _strict_error(names):
+    return TypePromotionError(
+        f"Input dtypes {tuple(names)} have no available implicit dtype promotion path "
+        "when jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the "
+        "desired output type, or set jax_numpy_dtype_promotion=standard."
+    )
+
+
+def _strict_name(key):
+    """An operand as the strict-promotion error names it: weak values by their
+    Python type (`<class 'float'>`), others by dtype name."""
+    if type(key) is not tuple:
+        return str(key)
+    dt, weak = key
+    if weak:
+        return str({"i": int, "u": int, "c": complex}.get(dt.kind, float))
+    return dt.name
 
 
 def _least_upper_bound(nodes):
-    upper = _upper_by_mode[config.x64_enabled]
+    upper = _upper_by_mode[config.x64_enabled, _strict_promotion()]
     for node in nodes:
         if node not in upper:
             raise ValueError(
@@ -388,7 +438,7 @@ def _least_upper_bound(nodes):
     for node in common:
         if upper[node] == common:
             return node
-    raise AssertionError(f"type lattice has no least upper bound for {nodes}")
+    raise _NoUpperBound  # only in the strict lattice; callers name the operands
 
 
 def _weak_default(dt):
@@ -414,14 +464,20 @@ def _weak_node(dt):
 
 def _promote_keys(keys):
     """(dtype, weak) of a `result_type` call, from its operands' `_arg_key`s."""
-    pairs = [_canonical_pair(key) for key in keys]
+    try:
+        return _promote_pairs([_canonical_pair(key) for key in keys])
+    except _NoUpperBound:
+        raise _strict_error([_strict_name(key) for key in keys]) from None
+
+
+def _promote_pairs(pairs):
     dtypes = {dt for dt, _ in pairs}
     all_weak = all(weak for _, weak in pairs)
     if len(pairs) == 1:
         dt, weak = pairs[0]
     elif len(dtypes) == 1 and not all_weak:
         dt, weak = pairs[0][0], False
-    elif all_weak:
+    elif all_weak and not _strict_promotion():
         # All operands weak: promote their dtypes as if strong, then weaken.
         dt, weak = _least_upper_bound(dtypes), True
     else:
@@ -441,8 +497,9 @@ def _promote_keys(keys):
     return canonicalize_dtype(dt), weak
 
 
-_result_caches = ({}, {})
-_result_cache = _result_caches[config.x64_enabled]
+# Caches by (x64, strict), switched by `_on_config_update`.
+_result_caches = {mode: {} for mode in _upper_by_mode}
+_result_cache = _result_caches[config.x64_enabled, False]
 _RESULT_CACHE_LIMIT = 4096
 
 
@@ -519,8 +576,8 @@ def _promotion_node(x):
     return _as_np_dtype(x)
 
 
-_promote_caches = ({}, {})
-_promote_cache = _promote_caches[config.x64_enabled]
+_promote_caches = {mode: {} for mode in _upper_by_mode}
+_promote_cache = _promote_caches[config.x64_enabled, False]
 
 
 def promote_types(a, b):
@@ -534,7 +591,11 @@ def promote_types(a, b):
         return _promote_cache[a, b]
     except (KeyError, TypeError):
         pass
-    node = _least_upper_bound({_promotion_node(a), _promotion_node(b)})
+    nodes = _promotion_node(a), _promotion_node(b)
+    try:
+        node = _least_upper_bound(set(nodes))
+    except _NoUpperBound:
+        raise _strict_error([str(n) for n in nodes]) from None
     if isinstance(node, _WeakNode):
         dt = {_weak_int: _int64, _weak_float: _float64, _weak_complex: _complex128}[
             node
@@ -737,9 +798,10 @@ def coerce_to_array(x, dtype=None):
 def _on_config_update(name, value):
     global _canonical_cache, _result_cache, _promote_cache
     x64 = config.x64_enabled
+    mode = x64, _strict_promotion()
     _canonical_cache = _canonical_caches[x64]
-    _result_cache = _result_caches[x64]
-    _promote_cache = _promote_caches[x64]
+    _result_cache = _result_caches[mode]
+    _promote_cache = _promote_caches[mode]
 
 
 config.add_listener(_on_config_update)

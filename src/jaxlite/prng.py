@@ -19,7 +19,9 @@ Typed keys (`random.key`) are `PRNGKeyArray`s: a pytree node whose only leaf is 
 uint32 key data of shape `(*keys_shape, 2)`, so they travel through jit, vmap, scan
 carries and callbacks as that array does, and are rebuilt on the other side. Raw keys
 (`random.PRNGKey`) are the uint32 arrays themselves. Their dtype `key<fry>` is an
-extended dtype (`jaxlite.dtypes.prng_key`).
+extended dtype (`jaxlite.dtypes.prng_key`). Structural jnp and lax functions (where,
+take, flip, dynamic_slice, ...) accept key arrays through one table at the end of this
+module: they run on the key data, mapped over its trailing axis.
 """
 
 from __future__ import annotations
@@ -388,9 +390,23 @@ class PRNGKeyArray:
     def astype(self, dtype):
         raise NotImplementedError(
             "Cannot call abstract method astype: key arrays (dtype key<fry>) do not "
-            f"convert to {np.dtype(dtype).name}. Use jax.random.key_data to get their "
-            "uint32 data."
+            f"convert to {dtype}. Use jax.random.key_data to get their uint32 data."
         )
+
+    def __bool__(self):
+        raise TypeError(
+            "key array cannot be converted to boolean. Compare keys with == or use "
+            "jax.random.key_data for their uint32 data."
+        )
+
+    def __getattr__(self, name):
+        if name in _ABSTRACT_METHODS:
+            raise NotImplementedError(
+                f"Cannot call abstract method {name}: key arrays (dtype key<fry>) "
+                "support structural operations only. Use jax.random.key_data(keys) "
+                "to get their uint32 data."
+            )
+        raise AttributeError(f"'PRNGKeyArray' object has no attribute '{name}'")
 
     def __repr__(self):
         base = self._base_array
@@ -402,6 +418,14 @@ class PRNGKeyArray:
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(base)}"
 
     __str__ = __repr__
+
+
+# Numeric methods of `Array` that key arrays refuse, as JAX's do.
+_ABSTRACT_METHODS = frozenset(
+    "all any argmax argmin argpartition argsort choose clip compress conj conjugate "
+    "cumprod cumsum cumulative_prod cumulative_sum diagonal dot imag item max mean min "
+    "nonzero prod ptp real repeat round searchsorted sort std sum trace var view".split()
+)
 
 
 class _KeyIndexer:
@@ -426,6 +450,15 @@ class _KeyIndexUpdate:
 
     def get(self, **kwargs):
         return self.keys[self.idx]
+
+    def __getattr__(self, name):
+        if name in ("add", "subtract", "multiply", "divide", "power", "min", "max"):
+            raise TypeError(
+                f"Cannot interpret 'key<fry>' as a data type: keys.at[...].{name} "
+                "needs arithmetic, which key arrays do not have; only get and set "
+                "work on keys."
+            )
+        raise AttributeError(f"'_KeyIndexUpdate' object has no attribute '{name}'")
 
     def set(self, values, **kwargs):
         if not isinstance(values, PRNGKeyArray):
@@ -552,3 +585,268 @@ def random_fold_in(keys, data):
 
 def random_bits(keys, bit_width, shape):
     return _random_bits_data(keys._base_array, bit_width, shape)
+
+
+# --------------------------------------------------------------------------------------
+# Key arrays through jax.numpy and jax.lax
+#
+# A key array is its uint32 data with one extra trailing axis (the two words of a key),
+# so a structural operation on keys (reshape, flip, take, where, dynamic_slice, ...) is
+# the same operation on the data mapped over that trailing axis: `vmap` with
+# `in_axes=-1, out_axes=-1` of the unchanged jnp or lax function, which then sees uint32
+# arrays shaped like the keys and needs to know nothing about them. The table below
+# names the functions that accept keys and which of their parameters hold keys;
+# `install_key_dispatch` wraps them once, when jaxlite.random is imported (no key can
+# exist before). The wrapper costs one scan of the arguments when no key is present.
+# Anything else given a key fails in jnp's argument check with JAX's phrase "does not
+# accept dtype key<fry>".
+
+# name -> parameters that may hold keys (a key array, or a list/tuple of them).
+_STRUCTURAL_NUMPY = {
+    "append": ("arr", "values"),
+    "array": ("object",),
+    "array_split": ("ary",),
+    "asarray": ("a",),
+    "atleast_1d": ("arys",),
+    "atleast_2d": ("arys",),
+    "atleast_3d": ("arys",),
+    "broadcast_arrays": ("args",),
+    "broadcast_to": ("array",),
+    "choose": ("choices",),
+    "column_stack": ("tup",),
+    "compress": ("a",),
+    "concat": ("arrays",),
+    "concatenate": ("arrays",),
+    "copy": ("a",),
+    "delete": ("arr",),
+    "diagonal": ("a",),
+    "dsplit": ("ary",),
+    "dstack": ("tup",),
+    "empty_like": ("a",),
+    "expand_dims": ("a",),
+    "extract": ("arr",),
+    "flip": ("m",),
+    "fliplr": ("m",),
+    "flipud": ("m",),
+    "full_like": ("a", "fill_value"),
+    "hsplit": ("ary",),
+    "hstack": ("tup",),
+    "insert": ("arr", "values"),
+    "matrix_transpose": ("x",),
+    "moveaxis": ("a",),
+    "ones_like": ("a",),
+    "pad": ("array",),
+    "permute_dims": ("a",),
+    "place": ("arr", "vals"),
+    "put": ("a", "v"),
+    "ravel": ("a",),
+    "repeat": ("a",),
+    "reshape": ("a",),
+    "roll": ("a",),
+    "rollaxis": ("a",),
+    "rot90": ("m",),
+    "select": ("choicelist", "default"),
+    "split": ("ary",),
+    "squeeze": ("a",),
+    "stack": ("arrays",),
+    "swapaxes": ("a",),
+    "take": ("a",),
+    "take_along_axis": ("arr",),
+    "tile": ("A",),
+    "transpose": ("a",),
+    "tril": ("m",),
+    "triu": ("m",),
+    "unstack": ("x",),
+    "vsplit": ("ary",),
+    "vstack": ("tup",),
+    "where": ("x", "y"),
+    "zeros_like": ("a",),
+}
+_STRUCTURAL_LAX = {
+    "broadcast": ("operand_",),
+    "broadcast_in_dim": ("operand_",),
+    "concatenate": ("operands",),
+    "dynamic_index_in_dim": ("operand_",),
+    "dynamic_slice": ("operand_",),
+    "dynamic_slice_in_dim": ("operand_",),
+    "dynamic_update_index_in_dim": ("operand_", "update"),
+    "dynamic_update_slice": ("operand_", "update"),
+    "dynamic_update_slice_in_dim": ("operand_", "update"),
+    "expand_dims": ("array",),
+    "full_like": ("x",),
+    "gather": ("operand_",),
+    "index_in_dim": ("operand_",),
+    "reshape": ("operand_",),
+    "rev": ("operand_",),
+    "scatter": ("operand_", "updates"),
+    "select": ("on_true", "on_false"),
+    "select_n": ("cases",),
+    "slice": ("operand_",),
+    "slice_in_dim": ("operand_",),
+    "split": ("operand_",),
+    "squeeze": ("array",),
+    "tile": ("operand_",),
+    "transpose": ("operand_",),
+}
+# Parameters where a non-key value may join keys (a fill value of 0 gives zero keys).
+_MIXABLE = {"fill_value"}
+# Comparisons: the words compared elementwise, then reduced over the trailing axis.
+_COMPARISONS_NUMPY = {"equal": "all", "not_equal": "any"}
+_COMPARISONS_LAX = {"eq": "all", "ne": "any"}
+_CONVERSIONS_NUMPY = {"astype": "dtype"}
+_CONVERSIONS_LAX = {"convert_element_type": "new_dtype"}
+
+
+def _holds_keys(args, kwargs):
+    for a in args:
+        t = type(a)
+        if t is PRNGKeyArray:
+            return True
+        if t is list or t is tuple:
+            for b in a:
+                if type(b) is PRNGKeyArray:
+                    return True
+    return bool(kwargs) and _holds_keys(kwargs.values(), None)
+
+
+def _is_value(x):
+    return isinstance(x, (Array, Tracer, np.ndarray, np.generic)) or type(x) in (
+        bool,
+        int,
+        float,
+        complex,
+    )
+
+
+def _not_promotable(fun_name):
+    return ValueError(
+        "dtype=key<fry> is not a valid dtype for JAX type promotion: "
+        f"{fun_name} was given key arrays together with other arrays. Keys join only "
+        "keys; use jax.random.wrap_key_data to make keys from uint32 data."
+    )
+
+
+def _cannot_convert(dtype):
+    name = getattr(dtype, "name", None) or getattr(dtype, "__name__", dtype)
+    return ValueError(
+        f"Cannot convert_element_type from key<fry> to {name}. Use "
+        "jax.random.key_data(keys) to get the uint32 data of keys."
+    )
+
+
+def _on_key_data(fun_name, fun, signature, key_params, args, kwargs):
+    """`fun(*args, **kwargs)` with its key arguments replaced by their data and the
+    call mapped over the data's trailing axis; the results are keys again."""
+    from jaxlite.api_vmap import vmap  # (jaxlite.api_vmap is imported after jnp)
+
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()  # a default (jnp.select's 0) may not join keys either
+    arguments = bound.arguments
+    dtype = arguments.get("dtype")
+    if dtype is not None:
+        if not dtypes.is_extended(dtype):
+            raise _cannot_convert(dtype)
+        arguments["dtype"] = None
+    if fun_name in ("pad",) and arguments.get("mode", "constant") == "constant":
+        raise ValueError(
+            "Cannot convert_element_type from int32 to key<fry>: jnp.pad of key "
+            "arrays pads with a constant, which keys cannot be; use mode='edge', "
+            "'wrap', 'reflect' or 'symmetric'."
+        )
+    datas = []
+
+    def take_data(value, param):
+        if type(value) is PRNGKeyArray:
+            datas.append(value._base_array)
+            return len(datas) - 1
+        if type(value) in (list, tuple):
+            return type(value)(take_data(v, param) for v in value)
+        if value is not None and _is_value(value) and param not in _MIXABLE:
+            raise _not_promotable(fun_name)
+        return _Static(value)
+
+    slots = {p: take_data(arguments[p], p) for p in key_params if p in arguments}
+    if not datas:  # keys only where keys are not accepted: the function says so
+        return fun(*args, **kwargs)
+
+    def put_data(slot, mapped):
+        if type(slot) is int:
+            return mapped[slot]
+        if type(slot) is _Static:
+            return slot.value
+        return type(slot)(put_data(s, mapped) for s in slot)
+
+    def on_data(*mapped):
+        for p, slot in slots.items():
+            arguments[p] = put_data(slot, mapped)
+        return fun(*bound.args, **bound.kwargs)
+
+    out = vmap(on_data, in_axes=-1, out_axes=-1)(*datas)
+    return tree_util.tree_map(PRNGKeyArray, out)
+
+
+class _Static:
+    """A non-key argument left as it is while keys are replaced by their data."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _compare_keys(fun, reduce, args):
+    from jaxlite.api_vmap import vmap
+
+    if len(args) != 2 or not all(type(a) is PRNGKeyArray for a in args):
+        names = ", ".join(
+            "key<fry>" if type(a) is PRNGKeyArray else str(dtypes.dtype(a))
+            for a in args
+        )
+        raise TypeError(f"{fun.__name__} does not accept dtypes {names}.")
+    words = vmap(fun, in_axes=-1, out_axes=-1)(*(a._base_array for a in args))
+    reducer = lax.reduce_and if reduce == "all" else lax.reduce_or
+    return reducer(words, (words.ndim - 1,))
+
+
+def _key_dispatching(fun_name, fun, kind, spec):
+    import functools
+    import inspect
+
+    signature = inspect.signature(fun)
+
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        if not _holds_keys(args, kwargs):
+            return fun(*args, **kwargs)
+        if kind == "structural":
+            return _on_key_data(fun_name, fun, signature, spec, args, kwargs)
+        if kind == "compare":
+            return _compare_keys(fun, spec, args)
+        bound = signature.bind(*args, **kwargs)
+        raise _cannot_convert(bound.arguments.get(spec))
+
+    wrapper._key_dispatch_wrapped = fun
+    return wrapper
+
+
+def install_key_dispatch():
+    """Let the functions of the tables above accept key arrays (once)."""
+    import sys
+
+    for namespace, tables in (
+        (jnp, (_STRUCTURAL_NUMPY, _COMPARISONS_NUMPY, _CONVERSIONS_NUMPY)),
+        (lax, (_STRUCTURAL_LAX, _COMPARISONS_LAX, _CONVERSIONS_LAX)),
+    ):
+        for kind, table in zip(("structural", "compare", "convert"), tables):
+            for name, spec in table.items():
+                fun = getattr(namespace, name)
+                if hasattr(fun, "_key_dispatch_wrapped"):
+                    continue
+                wrapper = _key_dispatching(name, fun, kind, spec)
+                setattr(namespace, name, wrapper)
+                home = sys.modules.get(getattr(fun, "__module__", None) or "")
+                if namespace is jnp and getattr(home, name, None) is fun:
+                    setattr(home, name, wrapper)
+
+
+install_key_dispatch()

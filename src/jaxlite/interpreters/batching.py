@@ -6,9 +6,23 @@ primitive's batching rule under the parent trace; the rule returns the outputs a
 batch dimensions. Recurring shapes of rules have helpers: `defvectorized` (elementwise
 unary, bdim passes through) and `defbroadcasting` (n-ary elementwise: batch axes go to the
 front, unbatched operands get a size-1 axis).
+
+Named axes. `vmap(f, axis_name="i")` names its batch axis, so that collectives in `f`
+(`lax.psum(x, "i")`, `lax.axis_index("i")`, ..., in `lax/parallel.py`) can refer to it.
+Two pieces of state make that work, both per thread: the *axis environment* (the names
+and sizes of the enclosing named vmaps, consulted when a collective is traced into a
+jaxpr, e.g. under `jit` inside the vmap), and the name of the BatchTrace whose rule is
+running (`rule_axis_name()`), which collective batching rules read and `batch_jaxpr`
+passes on to the trace it makes for a body. A collective always goes to its batching
+rule, even with unbatched operands (`psum(1.0, "i")` is the axis size), and each trace
+handles only its own name, handing the rest of the axes to its parent: so nested
+vmaps find their collectives by name, whatever the nesting order.
 """
 
 from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -33,6 +47,81 @@ map, zip = safe_map, safe_zip
 
 not_mapped = None
 batch_rules: dict = {}
+# collective_axis_names[prim](params) -> the axis names (not positions) an equation of
+# `prim` refers to; its batching rule runs even when no operand is batched.
+collective_axis_names: dict = {}
+
+
+# ----------------------------------------------------------------------------------------
+# The axis environment: names and sizes of the enclosing named vmaps
+
+
+class _AxisState(threading.local):
+    env: tuple = ()  # ((name, size), ...), outermost first
+    rule_axis_name = None  # the name of the BatchTrace whose rule is running
+
+
+_axis_state = _AxisState()
+
+
+@contextmanager
+def extend_axis_env(pairs):
+    """Bind axis names to sizes while tracing, e.g. `[("i", 4)]` (make_jaxpr's
+    `axis_env`): collectives over those names can then be staged into jaxprs."""
+    prev = _axis_state.env
+    _axis_state.env = prev + tuple((name, int(size)) for name, size in pairs)
+    try:
+        yield
+    finally:
+        _axis_state.env = prev
+
+
+def axis_env():
+    """The current axis environment as a hashable tuple of (name, size) pairs."""
+    return _axis_state.env
+
+
+def axis_exists(name):
+    return any(n == name for n, _ in _axis_state.env)
+
+
+def axis_size_of(name):
+    """The size of the innermost enclosing axis called `name`; NameError if none."""
+    for n, size in reversed(_axis_state.env):
+        if n == name:
+            return size
+    raise NameError(
+        f"unbound axis name: {name}. Collectives over a named axis must run inside "
+        f"jax.vmap(..., axis_name={name!r}) or jax.pmap(..., axis_name={name!r})."
+    )
+
+
+def rule_axis_name():
+    """The axis name of the BatchTrace whose batching rule is running (None when that
+    vmap is unnamed)."""
+    return _axis_state.rule_axis_name
+
+
+def _mentions_axis(params, name):
+    """Whether a sub-jaxpr in `params` holds a collective over axis `name`."""
+    from jaxlite.core import Jaxpr
+
+    stack = list(params.values())
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (tuple, list)):
+            stack.extend(v)
+            continue
+        if isinstance(v, ClosedJaxpr):
+            v = v.jaxpr
+        if not isinstance(v, Jaxpr):
+            continue
+        for eqn in v.eqns:
+            names = collective_axis_names.get(eqn.primitive)
+            if names is not None and name in names(eqn.params):
+                return True
+            stack.extend(eqn.params.values())
+    return False
 
 
 class BatchTracer(Tracer):
@@ -83,21 +172,42 @@ class BatchTrace(Trace):
             v, d = self.to_batch_info(x)
             vals.append(v)
             dims.append(d)
-        with set_current_trace(self.parent):
-            if all(d is not_mapped for d in dims):
+        if all(d is not_mapped for d in dims) and not self._names_own_axis(
+            prim, params
+        ):
+            with set_current_trace(self.parent):
                 outs = prim.bind(*vals, **params)
-                return outs if prim.multiple_results else [outs]
-            rule = batch_rules.get(prim)
-            if rule is None:
-                raise NotImplementedError(
-                    f"Batching rule for '{prim}' not implemented: vmap cannot vectorise "
-                    f"'{prim}'. Use jax.lax.map to loop over the batch instead."
-                )
-            outs, out_dims = rule(self.axis_size, vals, dims, **params)
+            return outs if prim.multiple_results else [outs]
+        prev_name = _axis_state.rule_axis_name
+        _axis_state.rule_axis_name = self.axis_name
+        try:
+            with set_current_trace(self.parent):
+                outs, out_dims = self._apply_rule(prim, vals, dims, params)
+        finally:
+            _axis_state.rule_axis_name = prev_name
         return [
             v if d is not_mapped else BatchTracer(self, v, d)
             for v, d in zip(outs, out_dims)
         ]
+
+    def _names_own_axis(self, prim, params):
+        """Whether an equation with unbatched operands still needs this vmap: a
+        collective over its axis, or a body (jit, scan, ...) holding one."""
+        if self.axis_name is None:
+            return False
+        names = collective_axis_names.get(prim)
+        if names is not None:
+            return self.axis_name in names(params)
+        return _mentions_axis(params, self.axis_name)
+
+    def _apply_rule(self, prim, vals, dims, params):
+        rule = batch_rules.get(prim)
+        if rule is None:
+            raise NotImplementedError(
+                f"Batching rule for '{prim}' not implemented: vmap cannot vectorise "
+                f"'{prim}'. Use jax.lax.map to loop over the batch instead."
+            )
+        return rule(self.axis_size, vals, dims, **params)
 
 
 # ----------------------------------------------------------------------------------------
@@ -199,8 +309,11 @@ def batch_jaxpr(closed: ClosedJaxpr, axis_size, in_dims, out_dims_wanted=None):
     """A jaxpr computing `closed` over a batch: inputs batched at `in_dims` (or
     not_mapped), outputs batched at axis 0 or not_mapped. Returns (jaxpr, out_dims).
 
-    `out_dims_wanted` forces outputs to be batched (0) where it says True.
+    `out_dims_wanted` forces outputs to be batched (0) where it says True. The batch
+    axis takes the name of the vmap whose rule is running, so that the body's
+    collectives over that name are batched here.
     """
+    axis_name = _axis_state.rule_axis_name
     in_avals = []
     for aval, d in zip(closed.in_avals, in_dims):
         if d is not_mapped:
@@ -212,7 +325,7 @@ def batch_jaxpr(closed: ClosedJaxpr, axis_size, in_dims, out_dims_wanted=None):
     out_dims_box = []
 
     def fun(*args):
-        trace = BatchTrace(current_trace(), axis_size)
+        trace = BatchTrace(current_trace(), axis_size, axis_name)
         tracers = [
             a if d is not_mapped else BatchTracer(trace, a, d)
             for a, d in zip(args, in_dims)
@@ -247,16 +360,26 @@ def batch_jaxpr_rule(prim):
     return rule
 
 
-def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=None, trace=None):
+_RULE_AXIS = object()
+
+
+def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=_RULE_AXIS, trace=None):
     """Run `fun(*vals) -> list` batched; returns (values, their batch dims). `trace`, if
-    given, is the BatchTrace to use (a `subtrace()` of an enclosing one)."""
+    given, is the BatchTrace to use (a `subtrace()` of an enclosing one). Without an
+    `axis_name` (a batching rule vectorising a body), the batch axis is that of the
+    vmap whose rule is running, name included."""
+    env = ()
     if trace is None:
+        if axis_name is _RULE_AXIS:
+            axis_name = _axis_state.rule_axis_name
+        elif axis_name is not None:
+            env = ((axis_name, axis_size),)
         trace = BatchTrace(current_trace(), axis_size, axis_name)
     tracers = [
         v if d is not_mapped else BatchTracer(trace, v, d)
         for v, d in zip(in_vals, in_dims)
     ]
-    with set_current_trace(trace):
+    with set_current_trace(trace), extend_axis_env(env):
         outs = fun(*tracers)
     trace.is_live = False
     vals, dims = [], []

@@ -24,6 +24,7 @@ from jaxlite.lax.bits import *  # noqa: F403
 from jaxlite.lax.compiler_hints import *  # noqa: F403
 from jaxlite.lax.selection import *  # noqa: F403
 from jaxlite.lax.from_types import *  # noqa: F403
+from jaxlite.lax.parallel import *  # noqa: F403
 from jaxlite.lax.structural import (  # noqa: F401  (JAX exports these primitives)
     broadcast_in_dim_p,
     concatenate_p,

@@ -315,9 +315,17 @@ def _custom_jvp_call_dce(used_outs, eqn):
     return [True] * len(eqn.invars), eqn
 
 
+def _custom_jvp_call_transpose(cts, *args, call_jaxpr, **params):
+    """A linear custom_jvp function (e.g. `jnp.linalg.solve` in its right-hand side)
+    transposes by transposing its primal function; the custom rule is not involved,
+    as in JAX. Its closed-over operands are known, so they act as residuals."""
+    return ad.transpose_jaxpr_call(cts, args, call_jaxpr)
+
+
 abstract_eval_rules[custom_jvp_call_p] = _custom_jvp_call_abstract
 lowering_rules[custom_jvp_call_p] = _custom_jvp_call_lowering
 dce_rules[custom_jvp_call_p] = _custom_jvp_call_dce
+ad.transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
 
 
 class custom_jvp:  # noqa: N801  (JAX's name)

@@ -16,9 +16,12 @@ does not.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from jaxlite import dtypes, lax
+from jaxlite.config import config
 from jaxlite.core import Array, Tracer
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax.custom_derivatives import custom_jvp
@@ -143,6 +146,13 @@ def check_arraylike(fun_name, *args):
             isinstance(a, (Array, Tracer, np.ndarray, np.generic))
             or type(a) in _SCALARS
         ):
+            if dtypes.is_extended(getattr(a, "dtype", None)):
+                raise TypeError(
+                    f"{fun_name} does not accept dtype {a.dtype} at position {i}. Key "
+                    "arrays support only structural operations (indexing, reshape, "
+                    "concatenate, where, take, ...); use jax.random.key_data(keys) "
+                    "for their uint32 data."
+                )
             raise TypeError(
                 f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
                 f"position {i}."
@@ -169,6 +179,28 @@ def promote_dtypes_numeric(*args):
     return [lax.convert_element_type(a, dtype, weak) for a in args]
 
 
+def _check_rank_promotion(fun_name, shapes):
+    """The `jax_numpy_rank_promotion` option: 'allow' (default), 'warn' or 'raise' when
+    operands of different non-zero ranks are broadcast together."""
+    mode = config.read("jax_numpy_rank_promotion")
+    if mode == "allow":
+        return
+    shapes_text = " ".join(str(tuple(s)) for s in shapes)
+    more = "see https://docs.jax.dev/en/latest/rank_promotion_warning.html."
+    if mode == "raise":
+        raise ValueError(
+            f"Operands could not be broadcast together for {fun_name} on shapes "
+            f"{shapes_text} and with the config option "
+            f"jax_numpy_rank_promotion='raise'. For more information, {more}"
+        )
+    warnings.warn(
+        f"Following NumPy automatic rank promotion for {fun_name} on shapes "
+        f"{shapes_text}. Set the jax_numpy_rank_promotion config option to 'allow' "
+        f"to disable this warning; for more information, {more}",
+        stacklevel=dtypes._user_stacklevel(),
+    )
+
+
 def promote_shapes(fun_name, *args):
     """Give lower-rank, non-scalar operands leading size-1 axes (NumPy broadcasting).
     Operands of one rank are left to the lax primitive, which checks them."""
@@ -183,6 +215,7 @@ def promote_shapes(fun_name, *args):
         raise ValueError(
             f"Incompatible shapes for broadcasting: shapes={[tuple(s) for s in shapes]}"
         ) from None
+    _check_rank_promotion(fun_name, shapes)
     return [
         a if not s or len(s) == rank else lax.broadcast_to_rank(a, rank)
         for a, s in zip(args, shapes)
