@@ -1187,40 +1187,11 @@ JAX_ARTEFACTS = {
         "same class; JAX's message is jnp.vectorize's ('inconsistent size for core "
         "dimension'), jaxlite's names the argument"
     ),
-    r"sla\.sqrtm\[(tall|wide)\]": "same class; JAX's message names schur, ours eig",
 }
 # What jaxlite does not have yet (reported; the cases turn into passes when it does).
-GAPS = {
-    r"special\.(gamma|loggamma|erfcx)\[c64\]": "complex gamma/loggamma/erfcx",
-    r"special\.sph_harm_y\[.*\]": "scipy.special.sph_harm_y",
-    r"stats\.(mode|rankdata|sem)\[.*\]": "scipy.stats.mode/rankdata/sem",
-    r"(sla|linalg)\.schur\[.*\]|sla\.(rsf2csf|solve_sylvester|funm)\[.*\]": (
-        "Schur decomposition and what needs it"
-    ),
-    r"linalg\.qdwh\[.*\]": "lax.linalg.qdwh",
-}
+GAPS: dict = {}
 # Gaps in jaxlite's elementwise operand checks, still to fix.
-ELEMENTWISE_GAPS = {
-    r"lax\.(add|sub|mul|div|rem|max|min|eq|ne|lt|le|gt|ge|atan2|nextafter)\[py_py\]"
-    r"|lax\.(atan2|nextafter)\[f32_i32\]": (
-        "Python scalars must take their own default dtype (lax.add(1.5, 2) is a "
-        "TypeError in JAX)"
-    ),
-    r"lax\.conj\[(f32|f32_2d|f32_0d|f16|f64|py_float)\]": (
-        "conj of a real float32/64 is complex; float16 is rejected"
-    ),
-    r"lax\.square\[(bool|py_bool)\]": "square's own error, not integer_pow's",
-    r"lax\.(bitwise_and|bitwise_or|bitwise_xor|shift_left|shift_right_arithmetic|"
-    r"shift_right_logical)\[(f32_i32|shape_mismatch)\]|lax\.mulhi\[shape_mismatch\]": (
-        "JAX checks dtypes per position, then ranks, then sameness"
-    ),
-    r"lax\.clamp\[(mixed|bad_shape)\]": "clamp's error messages",
-    r"lax\.select\[dtype_mismatch\]|lax\.select_n\[(float_which|no_cases)\]": (
-        "select_n's error classes and messages"
-    ),
-    r"stats\.(chi2\.(cdf|logcdf|sf|logsf)|gamma\.(cdf|logcdf)|beta\.(cdf|logcdf))"
-    r"\[i32\]|lax\.clamp\[weak\]": "lax.clamp must be weak only if all operands are weak",
-}
+ELEMENTWISE_GAPS = {}
 
 
 def _known(c):

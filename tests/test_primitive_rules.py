@@ -473,6 +473,7 @@ RECORDS = [
     Rec("tridiagonal_solve", lambda m, dl, d, du, b: m.linalg.tridiagonal_solve(dl, d, du, b), [_f(4), _dominant(4), _f(4), _f(4, 2)], _np_tridiagonal_solve, tol=1e-5),
     Rec("householder_product", lambda m, a, t: m.linalg.householder_product(a, t), [_f(4, 3), _f(2)], _np_householder, order=1, tol=1e-5),
     Rec("hessenberg", lambda m, x: m.linalg.hessenberg(x), [_f(4, 4)], _np_hessenberg, order=0, tol=1e-5),
+    Rec("schur", lambda m, x: m.linalg.schur(x), [_tri(4, lower=False)], lambda x: (x, np.eye(4, dtype=np.float32)), order=0, tol=1e-5),
     # special functions
     Rec("polygamma", lambda m, x: m.polygamma(m.full_like(x, 2.0), x), [POS], lambda x: _sp("polygamma")(2, x), tol=1e-5),
     Rec("zeta", lambda m, s, q: m.zeta(s, q), [_f(2, 3, lo=1.5, hi=4.0), POS], _sp("zeta"), tol=1e-5),

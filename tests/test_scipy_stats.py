@@ -237,3 +237,99 @@ def test_errors():
         jst.multivariate_normal.logpdf(PTS, MEAN, np.eye(3))
     with pytest.raises(NotImplementedError, match="allow_singular"):
         jst.multivariate_normal.logpdf(PTS, MEAN, COV, allow_singular=True)
+
+
+# ----------------------------------------------------------------------------------------
+# mode, rankdata, sem
+
+_TIES = np.array(
+    [[3.0, 1.0, 3.0, 2.0, 1.0, 1.0], [4.0, 4.0, 0.5, 0.5, 7.0, -1.0]], np.float32
+)
+_INTS = np.random.default_rng(5).integers(0, 4, (3, 4, 5)).astype(np.int32)
+
+
+@pytest.mark.parametrize(
+    "fn, args, kw",
+    [
+        ("mode", (_TIES,), {"axis": 1}),
+        ("mode", (_INTS,), {"axis": -2, "keepdims": True}),
+        ("mode", (_INTS,), {"axis": None}),
+        ("mode", (np.array([1.0, np.nan, np.nan, 2.0, 2.0], np.float32),), {}),
+        ("mode", (np.zeros((0, 3), np.float32),), {}),
+        ("mode", (5.0,), {}),
+        ("rankdata", (_TIES,), {"axis": 1}),
+        ("rankdata", (_INTS,), {"axis": 0, "method": "min"}),
+        ("rankdata", (_INTS,), {"method": "max"}),
+        ("rankdata", (_INTS,), {"axis": 2, "method": "dense"}),
+        ("rankdata", (_INTS,), {"axis": -1, "method": "ordinal"}),
+        (
+            "rankdata",
+            (np.array([[3.0, np.nan, 3.0], [2.0, 2.0, 1.0]], np.float32),),
+            {"axis": 1},
+        ),  # fmt: skip
+        ("rankdata", (np.zeros(0, np.float32),), {}),
+        ("sem", (_TIES,), {}),
+        ("sem", (_INTS,), {"axis": None, "ddof": 0, "keepdims": True}),
+        (
+            "sem",
+            (np.array([[1.0, np.nan, 3.0], [4.0, 5.0, np.nan]], np.float32),),
+            {"axis": 1, "nan_policy": "omit"},
+        ),  # fmt: skip
+        ("sem", (np.array([1.0, 2.5], np.float16),), {}),
+    ],
+)
+def test_descriptive_statistics_match_jax(fn, args, kw):
+    jax = pytest.importorskip("jax")
+    import jax.scipy.stats as jax_stats
+
+    ours = getattr(jst, fn)(*args, **kw)
+    theirs = getattr(jax_stats, fn)(*args, **kw)
+    assert isinstance(ours, tuple) == isinstance(theirs, tuple)
+    for o, t in zip(jaxlite.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):  # fmt: skip
+        assert (o.shape, o.dtype, o.weak_type) == (t.shape, t.dtype, t.weak_type)
+        check_close(np.asarray(o), np.asarray(t), rtol=2e-6, atol=2e-6)
+    # jit against eager
+    jitted = jaxlite.jit(lambda *a: getattr(jst, fn)(*a, **kw))(*args)
+    for o, j in zip(jaxlite.tree_util.tree_leaves(ours), jaxlite.tree_util.tree_leaves(jitted)):  # fmt: skip
+        check_close(np.asarray(j), np.asarray(o))
+
+
+def test_descriptive_statistics_match_scipy():
+    for method in ("average", "min", "max", "dense", "ordinal"):
+        for axis in (None, 0, 1):
+            ours = jst.rankdata(_TIES, method, axis=axis)
+            check_close(np.asarray(ours), ss.rankdata(_TIES, method, axis=axis))
+    m = jst.mode(_INTS, axis=1)
+    ref = ss.mode(_INTS, axis=1)
+    check_close(np.asarray(m.mode), ref.mode)
+    check_close(np.asarray(m.count), ref.count)
+    check_close(np.asarray(jst.sem(_TIES, axis=1, ddof=2)), ss.sem(_TIES, axis=1, ddof=2), rtol=1e-6)  # fmt: skip
+
+
+def test_descriptive_statistics_vmap_and_grad():
+    looped = np.stack([np.asarray(jst.rankdata(row)) for row in _TIES])
+    check_close(np.asarray(jaxlite.vmap(jst.rankdata)(_TIES)), looped)
+    looped = [jst.mode(row) for row in _TIES]
+    batched = jaxlite.vmap(jst.mode)(_TIES)
+    check_close(np.asarray(batched.mode), np.array([r.mode for r in looped]))
+    check_close(np.asarray(batched.count), np.array([r.count for r in looped]))
+    check_grads(lambda x: jst.sem(x, axis=1), (_TIES,), order=2)
+
+
+def test_descriptive_statistics_errors():
+    with pytest.raises(TypeError, match="rankdata requires ndarray or scalar"):
+        jst.rankdata([1, 2])
+    with pytest.raises(TypeError, match="mode requires ndarray or scalar"):
+        jst.mode([1, 2])
+    with pytest.raises(ValueError, match="unknown method 'foo'"):
+        jst.rankdata(_TIES, method="foo")
+    with pytest.raises(ValueError, match="Illegal nan_policy value 'bad'"):
+        jst.mode(_TIES, nan_policy="bad")
+    with pytest.raises(NotImplementedError, match="Logic for `nan_policy` of omit"):
+        jst.rankdata(_TIES, nan_policy="omit")
+    with pytest.raises(NotImplementedError, match="best JIT compile `mode`"):
+        jst.mode(_TIES, nan_policy="raise")
+    with pytest.raises(ValueError, match="raise is not supported"):
+        jst.sem(_TIES, nan_policy="raise")
+    with pytest.raises(ValueError, match="out of bounds"):
+        jst.mode(_TIES, axis=2)

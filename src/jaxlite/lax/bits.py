@@ -96,8 +96,9 @@ def _bitcast_shape(shape, old, new):
 
 
 def _bitcast_impl(x, *, new_dtype):
-    x = np.ascontiguousarray(x)
-    shape = _bitcast_shape(x.shape, x.dtype, new_dtype)
+    x = np.asarray(x)
+    shape = _bitcast_shape(x.shape, x.dtype, new_dtype)  # before ascontiguousarray,
+    x = np.ascontiguousarray(x)  # which makes a 0-d array 1-d
     return [x.view(new_dtype).reshape(shape)]
 
 
@@ -226,10 +227,10 @@ def _mulhi_impl(x, y):
 
 
 def _mulhi_abstract(x, y):
+    shape = broadcast_shapes("mulhi", x.shape, y.shape)
     for i, a in enumerate((x, y)):
         _check_kind("mulhi", a.dtype, _is_integer(a.dtype), "integer", i)
     check_same_dtypes("mulhi", (x, y))
-    shape = broadcast_shapes("mulhi", x.shape, y.shape)
     return [ShapedArray(shape, x.dtype, x.weak_type and y.weak_type)], no_effects
 
 
@@ -331,11 +332,11 @@ def _complex_impl(x, y):
 
 
 def _complex_abstract(x, y):
+    shape = broadcast_shapes("complex", x.shape, y.shape)
     for i, a in enumerate((x, y)):
         ok = a.dtype in _COMPLEX_OF
         _check_kind("complex", a.dtype, ok, "float32, float64", i)
     check_same_dtypes("complex", (x, y))
-    shape = broadcast_shapes("complex", x.shape, y.shape)
     dtype = np.dtype(_COMPLEX_OF[x.dtype])
     return [ShapedArray(shape, dtype, x.weak_type and y.weak_type)], no_effects
 

@@ -344,8 +344,13 @@ def _kind_rank(dtype):
 @functools.cache
 def _compute_dtype(in_dtype, out_dtype):
     """The dtype NumPy computes in: the output dtype, unless it would lose the inputs'
-    kind (float inputs, integer output), and never a dtype NumPy's matmul lacks."""
-    dtype = out_dtype if _kind_rank(out_dtype) >= _kind_rank(in_dtype) else in_dtype
+    kind (float inputs, integer output) or precision (float32 inputs, float16 output:
+    XLA computes in float32 and rounds once), and never a dtype NumPy's matmul lacks."""
+    out_rank, in_rank = _kind_rank(out_dtype), _kind_rank(in_dtype)
+    wider = out_rank > in_rank or (
+        out_rank == in_rank and out_dtype.itemsize >= in_dtype.itemsize
+    )
+    dtype = out_dtype if wider else in_dtype
     if dtype not in _MATMUL_DTYPES:
         return np.dtype(np.float32)
     return dtype
@@ -356,6 +361,12 @@ def dot_general_value(lhs, rhs, dimension_numbers, preferred_element_type=None):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     ldt, rdt = lhs.dtype, rhs.dtype
     out_dtype = _dot_general_dtype(ldt, rdt, preferred_element_type)
+    same_width = ldt != out_dtype and ldt.itemsize == out_dtype.itemsize
+    if ldt != rdt or (same_width and _kind_rank(ldt) == _kind_rank(out_dtype)):
+        # Mixed operands (or float16 operands of a bfloat16 product) are first
+        # converted to the output dtype, as XLA on CPU.
+        lhs, rhs = convert_value(lhs, out_dtype), convert_value(rhs, out_dtype)
+        ldt = rdt = out_dtype
     compute = _compute_dtype(_dot_general_dtype(ldt, rdt, None), out_dtype)
     if ldt != compute:
         lhs = lhs.astype(compute)

@@ -8,6 +8,8 @@ Special functions (erf, lgamma, digamma, igamma, ...) live in `lax/special.py`.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from jaxlite import dtypes
@@ -35,26 +37,42 @@ from jaxlite.lax.rules import (
     SINT,
     broadcast_shapes,
     check_dtype,
+    check_operand_dtypes,
+    check_same_dtypes,
     defbinary,
     defunary,
 )
 
 _PY_SCALARS = (int, float, complex, bool)
+# The dtype kinds a Python scalar may take from an array operand: an int fits any
+# number, a float only inexact dtypes, a complex only complex ones, a bool only bool.
+_FITS = {bool: "b", int: "biufc", float: "fc", complex: "c"}
 
 
 def lax_operands(*args):
-    """Give Python scalars among lax operands the dtype of the array operands (weakly)."""
+    """Python scalars among lax operands, as weakly typed arrays.
+
+    Alone they take their own default dtype (`lax.add(1.5, 2)` is float32 + int32, a
+    TypeError as in JAX); next to an array they take its dtype when their kind fits
+    it (`lax.mul(x, 2.0)` for float16 `x`), and otherwise keep their own, so that the
+    mismatch is reported rather than the value silently truncated."""
     if not any(type(a) in _PY_SCALARS for a in args):
         return args
     ref = next((a for a in args if type(a) not in _PY_SCALARS), None)
-    if ref is None:
-        dtype, weak = dtypes.result_type(*args, return_weak_type_flag=True)
-    else:
-        dtype, weak = np.dtype(ref.dtype), True
-    return tuple(
-        Array(np.asarray(a, dtype)[()], weak) if type(a) in _PY_SCALARS else a
-        for a in args
-    )
+    ref_dtype = None if ref is None else dtypes.result_type(ref)
+    out = []
+    for a in args:
+        if type(a) not in _PY_SCALARS:
+            out.append(a)
+            continue
+        dtype, weak = dtypes.result_type(a, return_weak_type_flag=True)
+        if ref_dtype is not None and ref_dtype.kind in _FITS[type(a)]:
+            in_range = ref_dtype.kind not in "iu" or (
+                np.iinfo(ref_dtype).min <= a <= np.iinfo(ref_dtype).max
+            )
+            dtype = ref_dtype if in_range else dtype
+        out.append(Array(np.asarray(a, dtype)[()], weak))
+    return tuple(out)
 
 
 def _nary(prim):
@@ -174,7 +192,6 @@ _UNARY = [
     ("rsqrt", _rsqrt, INEXACT, None, lambda t, y, x: mul(t, mul(-0.5, div(y, x)))),
     ("cbrt", np.cbrt, FLOAT, "np.cbrt({})", _d_cbrt),
     ("not", np.invert, INT_OR_BOOL, "np.invert({})", None),
-    ("conj", np.conjugate, INEXACT, "np.conjugate({})", "linear"),
 ]
 
 
@@ -217,7 +234,7 @@ sqrt_p, rsqrt_p, cbrt_p = (
     _unary_prims["rsqrt"],
     _unary_prims["cbrt"],
 )
-not_p, conj_p = _unary_prims["not"], _unary_prims["conj"]
+not_p = _unary_prims["not"]
 # is_finite returns bool (weak for a weak input, as in JAX).
 
 
@@ -227,6 +244,51 @@ def _is_finite_abstract(x):
 
 
 abstract_eval_rules[is_finite_p] = _is_finite_abstract
+
+
+# ----------------------------------------------------------------------------------------
+# conj: complex conjugate; a real float32/float64 operand becomes complex (as JAX, which
+# records the operand's dtype as `input_dtype`; jnp.conj keeps real arrays real).
+
+_COMPLEX_OF = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
+
+
+def _conj_impl(x, *, input_dtype=None):
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return [np.conjugate(x)[()]]
+    return [x.astype(_COMPLEX_OF[x.dtype])[()]]
+
+
+def _conj_abstract(x, *, input_dtype=None):
+    if x.dtype.kind != "c" and x.dtype not in _COMPLEX_OF:
+        raise TypeError(
+            f"conj does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes "
+            "of float32, complexfloating, float64. (Use jnp.conj, which returns real "
+            "arrays unchanged, or cast to float32 first.)"
+        )
+    dtype = x.dtype if x.dtype.kind == "c" else np.dtype(_COMPLEX_OF[x.dtype])
+    return [ShapedArray(x.shape, dtype, x.weak_type)], no_effects
+
+
+def _conj_transpose(ct, x, *, input_dtype=None):
+    if np.dtype(input_dtype or x.aval.dtype).kind == "c":
+        return [conj_p.bind(ct, input_dtype=get_aval(ct).dtype)]
+    return [real(ct)]
+
+
+def _conj_lowering(ctx, x, *, input_dtype=None):
+    if input_dtype is None or np.dtype(input_dtype).kind == "c":
+        return f"np.conjugate({x})"
+    return f"np.asarray({x}, np.{_COMPLEX_OF[np.dtype(input_dtype)].__name__})"
+
+
+conj_p = Primitive("conj")
+impl_rules[conj_p] = _conj_impl
+abstract_eval_rules[conj_p] = _conj_abstract
+ad.deflinear(conj_p, _conj_transpose)
+batching.defvectorized(conj_p)
+lowering_rules[conj_p] = _conj_lowering
 
 
 # ----------------------------------------------------------------------------------------
@@ -408,7 +470,7 @@ def _complex_pow(x, y):
 
 
 def _pow_abstract(x, y):
-    check_dtype("pow", x.dtype, INEXACT)
+    check_operand_dtypes("pow", (x,), INEXACT)
     integer_y = dtypes.issubdtype(y.dtype, np.integer)
     if y.dtype != x.dtype and not integer_y:
         raise TypeError(
@@ -750,26 +812,28 @@ def _select_n_impl(which, *cases):
 
 
 def _select_n_abstract(which, *cases):
+    # Named `select` in messages, as JAX: shapes first, then dtypes.
     if not cases:
-        raise TypeError("select_n requires at least one case")
-    if which.dtype != np.bool_ and not np.issubdtype(which.dtype, np.integer):
-        raise TypeError(
-            f"select_n `which` must be boolean or integer, got {which.dtype}"
-        )
-    if which.dtype == np.bool_ and len(cases) > 2:
-        raise TypeError("select_n with a boolean `which` takes at most two cases")
+        raise TypeError("select must have at least one case")
     first = cases[0]
-    for c in cases[1:]:
-        if (c.shape, c.dtype) != (first.shape, first.dtype):
-            raise TypeError(
-                "select_n cases must have the same shapes and dtypes, got "
-                + ", ".join(c.str_short() for c in cases)
-            )
+    if any(c.shape != first.shape for c in cases[1:]):
+        raise TypeError(
+            "select cases must have the same shapes, got ["
+            + ", ".join(str(c.shape) for c in cases)
+            + "]. (Broadcast them first, e.g. with jnp.where.)"
+        )
     if which.shape and which.shape != first.shape:
         raise TypeError(
-            f"select_n `which` must be scalar or have the shape of the cases; got "
-            f"which shape {which.shape} and case shape {first.shape}"
+            "select `which` must be scalar or have the same shape as cases, got "
+            f"`which` shape {which.shape} but case shape {first.shape}."
         )
+    check_same_dtypes("select", cases)
+    if which.dtype != np.bool_ and not np.issubdtype(which.dtype, np.integer):
+        raise TypeError(
+            f"select `which` must be boolean or integer type, got {which.dtype}."
+        )
+    if which.dtype == np.bool_ and len(cases) > 2:
+        raise TypeError("select with boolean `which` cannot have > 2 cases.")
     weak = all(c.weak_type for c in cases)
     return [ShapedArray(first.shape, first.dtype, weak)], no_effects
 
@@ -838,18 +902,17 @@ lowering_rules[select_n_p] = _select_n_lowering
 
 
 def _clamp_abstract(lo, x, hi):
-    for bound in (lo, hi):
-        if bound.dtype != x.dtype:
-            raise TypeError(
-                f"clamp requires min, operand and max to have the same dtype, got "
-                f"{lo.dtype}, {x.dtype}, {hi.dtype}"
-            )
+    # JAX's order: shapes, then dtypes; weak only if all three operands are weak.
+    for what, bound in (("min", lo), ("max", hi)):
         if bound.shape and bound.shape != x.shape:
             raise TypeError(
-                f"clamp requires min and max to be scalars or have the operand's shape "
-                f"{x.shape}, got {lo.shape} and {hi.shape}"
+                f"clamp requires {what}.shape == operand.shape or {what}.shape == (), "
+                f"got {what}.shape={bound.shape}, operand.shape={x.shape}."
             )
-    return [x], no_effects
+    check_operand_dtypes("clamp", (lo, x, hi), ANY)
+    check_same_dtypes("clamp", (lo, x, hi))
+    weak = lo.weak_type and x.weak_type and hi.weak_type
+    return [ShapedArray(x.shape, x.dtype, weak)], no_effects
 
 
 def _clamp_jvp_operand(t, lo, x, hi):
@@ -901,21 +964,21 @@ def convert_value(x, dtype):
     dtype = np.dtype(dtype)
     if x.dtype == dtype:
         return x[()] if x.ndim == 0 else x
-    if dtype == np.bool_:
-        # (XLA's complex -> bool looks at the real part only; `x.astype(bool)` on an
-        # Array relies on this giving `x != 0`, as JAX's astype does.)
-        return (x != 0)[()]
     if np.issubdtype(x.dtype, np.complexfloating) and not np.issubdtype(
         dtype, np.complexfloating
     ):
-        x = x.real
+        x = x.real  # XLA drops the imaginary part, also for bool (jnp's astype
+        # tests `x != 0` itself)
+    if dtype == np.bool_:
+        return (x != 0)[()]
     if np.issubdtype(dtype, np.integer) and dtypes.issubdtype(x.dtype, np.floating):
         info = np.iinfo(dtype)
         wide = x.astype(np.float64)
         wide = np.where(np.isnan(wide), 0, np.clip(wide, info.min, info.max))
         out = np.where(wide >= 2.0**63, info.max, wide).astype(dtype)
         return out[()] if out.ndim == 0 else out
-    out = x.astype(dtype)
+    with np.errstate(over="ignore"):  # out of range rounds to inf, silently as XLA
+        out = x.astype(dtype)
     return out[()] if out.ndim == 0 else out
 
 
@@ -963,6 +1026,14 @@ def convert_element_type(operand, new_dtype, weak_type=False):
     """Cast `operand` to `new_dtype`. Constants are converted right away (they appear in
     jaxprs as literals or constants, as in JAX); tracers get a `convert_element_type`."""
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    if dtypes.issubdtype(
+        dtypes.result_type(operand), np.complexfloating
+    ) and not dtypes.issubdtype(new_dtype, np.complexfloating):
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part",
+            np.exceptions.ComplexWarning,
+            stacklevel=2,
+        )
     if isinstance(operand, Tracer):
         aval = operand.aval
         if aval.dtype == new_dtype and aval.weak_type == weak_type:
@@ -1007,7 +1078,7 @@ sinh, cosh, asinh, acosh, atanh = (
     _nary(p) for p in (sinh_p, cosh_p, asinh_p, acosh_p, atanh_p)
 )
 sqrt, rsqrt, cbrt = _nary(sqrt_p), _nary(rsqrt_p), _nary(cbrt_p)
-bitwise_not, conj = _nary(not_p), _nary(conj_p)
+bitwise_not = _nary(not_p)
 abs, real, imag = _nary(abs_p), _nary(real_p), _nary(imag_p)  # noqa: A001
 
 
@@ -1019,7 +1090,16 @@ def integer_pow(x, y):
     return integer_pow_p.bind(x, y=int(y))
 
 
+def conj(x):
+    """The complex conjugate; complex for a real float32/float64 `x`, as in JAX."""
+    (x,) = lax_operands(x)
+    return conj_p.bind(x, input_dtype=get_aval(x).dtype)
+
+
 def square(x):
+    """`x * x` (staged as `integer_pow[y=2]`); bool is rejected as JAX's square."""
+    (x,) = lax_operands(x)
+    check_dtype("square", get_aval(x).dtype, NUMBER)
     return integer_pow(x, 2)
 
 
@@ -1028,6 +1108,11 @@ def reciprocal(x):
 
 
 def select_n(which, *cases):
+    if not cases:
+        raise ValueError(
+            "select_n() must have at least one case: pass the arrays to choose from "
+            "after `which`."
+        )
     return select_n_p.bind(which, *cases)
 
 

@@ -68,8 +68,11 @@ __all__ = [
     "lu_pivots_to_permutation",
     "lu_pivots_to_permutation_p",
     "ormqr",
+    "qdwh",
     "qr",
     "qr_p",
+    "schur",
+    "schur_p",
     "svd",
     "svd_p",
     "symmetric_product",
@@ -1231,4 +1234,6 @@ def symmetric_product(
 
 
 # Compositions of the primitives above, in their own module (imported last: they use it).
+from jaxlite.lax.linalg_qdwh import qdwh  # noqa: E402
+from jaxlite.lax.linalg_schur import schur, schur_p  # noqa: E402
 from jaxlite.lax.linalg_updates import cholesky_update, ormqr, tridiagonal  # noqa: E402

@@ -48,13 +48,43 @@ def _kind_of(dtype):
     return "other"
 
 
+_KIND_ORDER = (
+    "signedinteger",
+    "unsignedinteger",
+    "floating",
+    "complexfloating",
+    "bool",
+)
+
+
+def kind_names(kinds):
+    """Accepted dtype kinds as JAX's messages name them ("integer" for both kinds)."""
+    names = [k for k in _KIND_ORDER if k in kinds]
+    if "signedinteger" in names and "unsignedinteger" in names:
+        names = [k for k in names if k != "unsignedinteger"]
+        names[names.index("signedinteger")] = "integer"
+    return ", ".join(names)
+
+
 def check_dtype(name, dtype, kinds):
     if _kind_of(dtype) not in kinds:
-        accepted = ", ".join(kinds)
         raise TypeError(
             f"{name} does not accept dtype {np.dtype(dtype).name}. "
-            f"Accepted dtypes are subtypes of {accepted}."
+            f"Accepted dtypes are subtypes of {kind_names(kinds)}."
         )
+
+
+def check_operand_dtypes(name, avals, kinds):
+    """Each operand's dtype against the kinds accepted at its position (`kinds` is
+    one tuple for all positions, or a list of tuples)."""
+    per_position = kinds if isinstance(kinds, list) else [kinds] * len(avals)
+    for i, (aval, ok) in enumerate(zip(avals, per_position)):
+        if _kind_of(aval.dtype) not in ok:
+            raise TypeError(
+                f"{name} does not accept dtype {np.dtype(aval.dtype).name} at position "
+                f"{i}. Accepted dtypes at position {i} are subtypes of "
+                f"{kind_names(ok)}."
+            )
 
 
 def broadcast_shapes(name, *shapes):
@@ -64,10 +94,11 @@ def broadcast_shapes(name, *shapes):
         return ()
     rank = len(ranked[0])
     if any(len(s) != rank for s in ranked):
+        ranks = ", ".join(str(r) for r in sorted({len(s) for s in ranked}))
         raise TypeError(
-            f"{name}: arrays must have the same number of dimensions, got "
-            + ", ".join(str(s) for s in shapes)
-            + ". (Tip: jnp functions broadcast ranks; lax functions do not.)"
+            f"{name}: arrays must have the same number of dimensions, got {{{ranks}}} "
+            "(shapes " + ", ".join(str(s) for s in shapes) + "). (Tip: jnp functions "
+            "broadcast ranks; lax functions do not.)"
         )
     out = []
     for ds in zip(*ranked):
@@ -109,9 +140,10 @@ def defbinary(prim, np_fn, kinds, out_dtype=None, expr=None):
         return [np_fn(*args)]
 
     def abstract(*avals):
-        check_same_dtypes(name, avals)
-        check_dtype(name, avals[0].dtype, kinds)
+        # JAX's order: shapes, then each position's dtype, then sameness.
         shape = broadcast_shapes(name, *(a.shape for a in avals))
+        check_operand_dtypes(name, avals, kinds)
+        check_same_dtypes(name, avals)
         dtype = avals[0].dtype if out_dtype is None else out_dtype
         weak = all(a.weak_type for a in avals)
         return [ShapedArray(shape, dtype, weak)], no_effects
@@ -122,12 +154,24 @@ def defbinary(prim, np_fn, kinds, out_dtype=None, expr=None):
         lowering_rules[prim] = inline(expr)
 
 
+# The jnp function JAX's "same dtypes" message suggests for a lax function.
+_JNP_EQUIVALENT = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+    "max": "maximum", "min": "minimum", "atan2": "arctan2", "nextafter": "nextafter",
+    "eq": "equal", "ne": "not_equal", "select": "where", "shift_left": "left_shift",
+    "shift_right_logical": "right_shift", "shift_right_arithmetic": "right_shift",
+    "pow": "float_power", "concatenate": "concatenate",
+}  # fmt: skip
+
+
 def check_same_dtypes(name, avals):
     first = avals[0].dtype
     if any(a.dtype != first for a in avals[1:]):
         got = ", ".join(a.dtype.name for a in avals)
-        raise TypeError(
-            f"lax.{name} requires arguments to have the same dtypes, got {got}. "
-            f"(Tip: jnp.{name} is a similar function that does automatic type "
-            "promotion on inputs)."
-        )
+        msg = f"lax.{name} requires arguments to have the same dtypes, got {got}."
+        if name in _JNP_EQUIVALENT:
+            msg += (
+                f" (Tip: jnp.{_JNP_EQUIVALENT[name]} is a similar function that does "
+                "automatic type promotion on inputs)."
+            )
+        raise TypeError(msg)

@@ -70,8 +70,19 @@ def _check_axis(name, axis, shape):
 # sort
 
 
+def _comparable(key):
+    """`key` as NumPy sorts it right: bfloat16 and the float8 types (ml_dtypes) compare
+    NaN as unordered, which leaves NumPy's sort unsorted; float32 holds them exactly."""
+    if key.dtype.kind == "V" or (
+        dtypes.issubdtype(key.dtype, np.floating) and key.dtype.kind != "f"
+    ):
+        return key.astype(np.float32)
+    return key
+
+
 def _sort_permutation(keys, dimension):
     """Indices that sort `keys` lexicographically (first key most significant), stably."""
+    keys = [_comparable(k) for k in keys]
     perm = np.argsort(keys[-1], axis=dimension, kind="stable")
     for key in reversed(keys[:-1]):
         ordered = np.take_along_axis(key, perm, axis=dimension)
@@ -83,7 +94,7 @@ def _sort_permutation(keys, dimension):
 
 def _sort_impl(*operands, dimension, is_stable, num_keys):
     operands = [np.asarray(x) for x in operands]
-    if len(operands) == 1:
+    if len(operands) == 1 and _comparable(operands[0]) is operands[0]:
         return [np.sort(operands[0], axis=dimension, kind="stable")]
     perm = _sort_permutation(operands[:num_keys], dimension)
     return [np.take_along_axis(x, perm, axis=dimension) for x in operands]
@@ -109,7 +120,7 @@ def _sort_abstract(*operands, dimension, is_stable, num_keys):
 
 
 def _sort_lowering(ctx, *operands, dimension, is_stable, num_keys):
-    if len(operands) == 1:
+    if len(operands) == 1 and ctx.avals_in()[0].dtype.kind != "V":
         return f"[np.sort({operands[0]}, axis={dimension}, kind='stable')]"
     fn = ctx.add_global(_sort_impl, "sort")
     args = ", ".join(operands)

@@ -47,10 +47,9 @@ def _forward(fun):
 
 
 def _astype(self, dtype, copy=False, device=None):
-    from jaxlite import dtypes, lax
+    import jaxlite.numpy as jnp
 
-    dtype = dtypes.check_user_dtype_supported(dtype, "astype")
-    return lax.convert_element_type(self, dtype)
+    return jnp.astype(self, dtype, copy=copy, device=device)
 
 
 def _reshape(self, *shape, order="C"):

@@ -13,6 +13,7 @@ infinities and every dtype exact.
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
@@ -205,6 +206,17 @@ def astype(x, dtype, /, *, copy=False, device=None):
     ):
         x = operand(x)
         return lax.ne(x, lax.full((), 0, x.dtype))  # nonzero in either part, as JAX
+    if dtypes.issubdtype(dtypes.result_type(x), np.complexfloating) and not (
+        dtypes.issubdtype(dtype, np.complexfloating)
+    ):
+        warnings.warn(
+            "Casting from complex to real dtypes will soon raise a ValueError. Please "
+            "first use jnp.real or jnp.imag to take the real/imaginary component of "
+            "your input.",
+            DeprecationWarning,
+            stacklevel=dtypes._user_stacklevel(),
+        )
+        x = lax.real(operand(x))
     out = lax.convert_element_type(x, dtype)
     if copy and out is x:
         out = array(x, copy=True)

@@ -54,14 +54,13 @@ def _conv(fun_name, a, v, mode, precision, preferred_element_type):
     if v.shape[0] > a.shape[0]:
         a, v = v, a
         flip_output = fun_name == "correlate"
-    if fun_name == "correlate":
-        if dtypes.issubdtype(v.dtype, np.complexfloating):
-            v = lax.conj(v)
+    if fun_name == "convolve":
+        v = lax.rev(v, (0,))
+    elif dtypes.issubdtype(v.dtype, np.complexfloating):
+        v = lax.conj(v)
         if flip_output:
             # correlate(v, a) reversed and conjugated is correlate(a, v).
             a, v = lax.conj(a), lax.conj(v)
-    else:
-        v = lax.rev(v, (0,))
     n = v.shape[0]
     if mode == "full":
         padding = [(n - 1, n - 1)]

@@ -402,7 +402,7 @@ def conjugate(x, /):
     """The complex conjugate of `x` (`x` itself when it is not complex)."""
     x = _asarray("conjugate", x)
     if dtypes.issubdtype(np.dtype(x.dtype), np.complexfloating):
-        return ew.conj_p.bind(x)
+        return ew.conj_p.bind(x, input_dtype=np.dtype(x.dtype))
     return x
 
 

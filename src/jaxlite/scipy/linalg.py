@@ -54,7 +54,6 @@ __all__ = [
     "qr",
     "solve",
     "solve_triangular",
-    "sqrtm",
     "svd",
     "toeplitz",
 ]
@@ -459,18 +458,6 @@ def polar(a, side="right", *, method="qdwh", eps=None, max_iterations=None):
     return unitary, posdef
 
 
-def sqrtm(A, blocksize=1):  # noqa: N803  (SciPy's name)
-    """Principal square root of a diagonalisable matrix (complex result), from its
-    eigendecomposition."""
-    if blocksize > 1:
-        raise NotImplementedError("Blocked version is not implemented yet.")
-    (a,) = _inexact("jax.scipy.linalg.sqrtm", A)
-    w, v = np_linalg.eig(a)
-    root = ufuncs.multiply(v, ufuncs.sqrt(w)[..., None, :])
-    t = matrix_transpose
-    return t(np_linalg.solve(t(v), t(root)))
-
-
 # --------------------------------------------------------------------------------------
 # Matrix exponential: scaling and squaring with Pade approximants (Higham 2005)
 
@@ -729,5 +716,7 @@ def companion(a):
 # it uses this one).
 from jaxlite.scipy.linalg_matrices import *  # noqa: E402, F403
 from jaxlite.scipy.linalg_matrices import __all__ as _matrices_all  # noqa: E402
+from jaxlite.scipy.linalg_schur import *  # noqa: E402, F403
+from jaxlite.scipy.linalg_schur import __all__ as _schur_all  # noqa: E402
 
-__all__ += _matrices_all
+__all__ += _matrices_all + _schur_all

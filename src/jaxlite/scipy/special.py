@@ -24,6 +24,7 @@ from jaxlite.lax.custom_derivatives import custom_jvp
 from jaxlite.lax.rules import FLOAT, check_dtype
 from jaxlite.numpy import ufuncs as _ufuncs
 from jaxlite.numpy.ufuncs import promote_args_inexact
+from jaxlite.scipy.special_complex import complex_gamma, complex_loggamma
 
 __all__ = [
     "bernoulli",
@@ -74,6 +75,7 @@ __all__ = [
     "sici",
     "softmax",
     "spence",
+    "sph_harm_y",
     "wofz",
     "xlog1py",
     "xlogy",
@@ -145,10 +147,10 @@ def gammasgn(x):
 
 
 def gamma(x):
-    """The gamma function, for real arguments."""
+    """The gamma function, for real and complex arguments."""
     (x,) = promote_args_inexact("gamma", x)
     if dtypes.issubdtype(x.dtype, np.complexfloating):
-        raise NotImplementedError("gamma of complex arguments is not supported yet.")
+        return complex_gamma(x)
     return lax.mul(gammasgn(x), lax.exp(lax.lgamma(x)))
 
 
@@ -156,7 +158,7 @@ def loggamma(x):
     """The principal branch of log(gamma(x)); for real x, NaN where x <= 0."""
     (x,) = promote_args_inexact("loggamma", x)
     if dtypes.issubdtype(x.dtype, np.complexfloating):
-        raise NotImplementedError("loggamma of complex arguments is not supported yet.")
+        return complex_loggamma(x)
     return _where(lax.gt(x, _const(x, 0)), lax.lgamma(x), _full(x, np.nan))
 
 
@@ -350,7 +352,8 @@ def erfinv(x):
 def erfcx(x):
     """The scaled complementary error function exp(x**2) erfc(x)."""
     (x,) = promote_args_inexact("erfcx", x)
-    _real_only("erfcx", x)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        return wofz(lax.complex(lax.neg(lax.imag(x)), lax.real(x)))  # w(i x)
     return _strong(_erfcx(x))
 
 
@@ -1080,3 +1083,7 @@ def bessel_jn(z, *, v, n_iter=50):
     if v < 0:
         raise ValueError(f"bessel_jn requires a non-negative order v, got {v}.")
     return _strong(_scipy_kernels.bessel_jn_p.bind(z, v=v))
+
+
+# Spherical harmonics live in their own module.
+from jaxlite.scipy.special_harmonics import sph_harm_y  # noqa: E402

@@ -30,3 +30,4 @@ from jaxlite.scipy.stats import (  # noqa: F401
     vonmises,
     wrapcauchy,
 )
+from jaxlite.scipy.stats.descriptive import ModeResult, mode, rankdata, sem
