@@ -363,6 +363,30 @@ def test_literals_print_shortest_float32_text():
     assert "sub c 1e-08:f32[]" in text
 
 
+def test_strongly_typed_literals_print_their_double_value():
+    # As JAX 0.10.2: a float32 constant prints as the Python float it converts to;
+    # weak Python scalars print as written.
+    def program(jax_mod):
+        def f(x):
+            f32 = np.float32(0.1)
+            sin = jax_mod.numpy.sin(f32)
+            return x + 0.1, f32 * x, sin, jax_mod.lax.add(x, 0.1)
+
+        return str(jax_mod.make_jaxpr(f)(np.ones(2, np.float32)))
+
+    text = program(jax)
+    assert "add a 0.10000000149011612:f32[]" in text
+    assert "mul 0.10000000149011612:f32[] a" in text
+    assert "sin 0.10000000149011612:f32[]" in text
+    assert "add a 0.1:f32[]" in text
+    c = str(
+        jax.make_jaxpr(lambda z: z * np.complex64(0.1 + 0.2j))(jnp.ones(2, "complex64"))
+    )
+    assert "(0.10000000149011612+0.20000000298023224j):c64[]" in c
+    real = pytest.importorskip("jax")
+    assert text == program(real)
+
+
 def test_jaxpr_with_jaxpr_param_names_inner_vars_freshly():
     # Jaxpr parameters of primitives other than jit continue the naming of the outer
     # jaxpr (as JAX prints cond branches and scan bodies).
@@ -867,3 +891,19 @@ def test_jaxprs_used_twice_print_once_in_a_let_prelude():
     assert cond_text.startswith("let jaxpr = { lambda ; a:f32[]. let\n")
     assert "let lambda = { lambda ; c:f32[]. let" in cond_text
     assert "cond[branches=(jaxpr jaxpr)] h f" in cond_text
+
+
+def test_tracers_and_keys_are_instances_of_array_as_in_jax():
+    checks = []
+
+    def f(x):
+        checks.append(isinstance(x, jax.Array))
+        return x * 2
+
+    jax.jit(f)(1.0)
+    jax.grad(f)(1.0)
+    jax.vmap(f)(jnp.ones(2))
+    assert checks == [True, True, True]
+    assert isinstance(jnp.ones(2), jax.Array)
+    assert isinstance(jax.random.key(0), jax.Array)
+    assert not isinstance(1.0, jax.Array) and not isinstance(np.ones(2), jax.Array)

@@ -244,3 +244,12 @@ def test_jit_and_vmap():
 def test_errors(call, error, phrase):
     with pytest.raises(error, match=phrase):
         call()
+
+
+def test_polyval_with_several_polynomials_broadcasts_like_numpy():
+    p = np.arange(15.0, dtype=np.float32).reshape(5, 3)
+    for x in [0.5, np.array([0.5, 2.0, 1.0], np.float32), np.ones((2, 3), np.float32)]:
+        np.testing.assert_allclose(jnp.polyval(p, x), np.polyval(p, x), rtol=1e-6)
+    got = jaxlite.grad(lambda x: jnp.polyval(p, x).sum())(0.5)
+    want = sum(np.polyval(np.polyder(p[:, i]), 0.5) for i in range(3))
+    np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -69,6 +69,7 @@ LINEAR = {
     "select_and_scatter_add", "custom_linear_solve", "reduce_precision", "complex",
     "optimization_barrier",
     "psum", "all_gather", "reduce_scatter", "ppermute", "all_to_all",
+    "ragged_dot_general",
 }  # fmt: skip
 
 # (primitive, rule) -> why the rule is not needed.
@@ -387,6 +388,7 @@ RECORDS = [
     Rec("lgamma", lambda m, x: m.lgamma(x), [POS], _sp("gammaln"), tol=1e-5),
     Rec("digamma", lambda m, x: m.digamma(x), [POS], _sp("digamma"), tol=1e-5),
     Rec("integer_pow", lambda m, x: m.integer_pow(x, 3), [F], lambda x: x**3),
+    Rec("square", lambda m, x: m.square(x), [F], np.square),
     Rec("conj", lambda m, x: m.conj(x), [_c(2, 3)], np.conj),
     Rec("real", lambda m, x: m.real(x), [_c(2, 3)], np.real),
     Rec("imag", lambda m, x: m.imag(x), [_c(2, 3)], np.imag, fails={"grad": COMPLEX_PAIRING}),

@@ -58,6 +58,7 @@ from jaxlite.runtime import (
 )
 from jaxlite.sharding import NamedSharding, make_mesh
 from jaxlite.sharding import PartitionSpec as P
+from jaxlite.shard_map import shard_map, smap
 from jaxlite.api_autodiff import (
     grad,
     hessian,
@@ -83,6 +84,7 @@ from jaxlite import debug, experimental
 from jaxlite import random
 from jaxlite import nn, scipy
 from jaxlite import custom_batching, custom_derivatives, sharding, version
+from jaxlite import image, monitoring, profiler, stages, typing
 from jaxlite.dtypes import float0
 from jaxlite.version import __version__, __version_info__
 
@@ -122,6 +124,8 @@ __all__ = [
     "process_index",
     "process_indices",
     "sharding",
+    "shard_map",
+    "smap",
     "transfer_guard",
     "transfer_guard_device_to_device",
     "transfer_guard_device_to_host",

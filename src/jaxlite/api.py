@@ -169,7 +169,7 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
 
 def device_get(x):
     return tree_util.tree_map(
-        lambda leaf: np.asarray(leaf) if isinstance(leaf, Array) else leaf, x
+        lambda leaf: np.asarray(leaf) if type(leaf) is Array else leaf, x
     )
 
 

@@ -3,6 +3,7 @@
 The buffer is never written after creation, so it can be shared freely: with callbacks
 (zero-copy, read-only views), with `np.asarray` and between Arrays. Operators, methods and
 `.at[]` are attached by `jaxlite.numpy.array_methods`, which gives `Tracer` the same set.
+A tracer counts as an `Array` for `isinstance`, as in JAX.
 """
 
 from __future__ import annotations
@@ -10,7 +11,22 @@ from __future__ import annotations
 import numpy as np
 
 
-class Array:
+class _ArrayType(type):
+    """`isinstance(x, Array)` holds for tracers and key arrays too, as
+    `isinstance(x, jax.Array)` does in JAX: inside `jit`, `grad` or `vmap` user code
+    sees tracers standing for arrays. (jaxlite's own code tests `type(x) is Array`
+    where it needs a buffer.)"""
+
+    def __instancecheck__(cls, x):
+        if type(x) is cls or type.__instancecheck__(cls, x):
+            return True
+        from jaxlite.core import Tracer
+        from jaxlite.prng import PRNGKeyArray
+
+        return cls is Array and isinstance(x, (Tracer, PRNGKeyArray))
+
+
+class Array(metaclass=_ArrayType):
     """An immutable array living on the (single, CPU) device.
 
     `_value` is a NumPy ndarray or NumPy scalar whose dtype is already canonical (32-bit

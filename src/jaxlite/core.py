@@ -404,17 +404,25 @@ class Literal:
         self.aval = aval
 
     def __repr__(self):
-        return f"{_literal_text(self.val)}:{self.aval.str_short()}"
+        return f"{_literal_text(self.val, self.aval.weak_type)}:{self.aval.str_short()}"
 
 
-def _literal_text(val):
-    """The value as JAX writes it: the shortest text that reads back in its dtype."""
+def _literal_text(val, weak):
+    """The value as JAX 0.10.2 writes it. A strongly typed float prints as the Python
+    float (double) it converts to: float32 0.1 is `0.10000000149011612`. A weak one
+    came from a Python float, which JAX prints as written; jaxlite keeps the value
+    rounded to its dtype, so it prints the shortest text that reads back as that
+    value (`0.1`, the same unless the Python literal had more digits than the dtype)."""
     v = np.asarray(val)
     if v.dtype == np.bool_:
         return str(bool(v))
     if np.issubdtype(v.dtype, np.integer):
         return str(int(v))
-    return str(v[()])
+    if weak:
+        return str(v[()])
+    if np.issubdtype(v.dtype, np.complexfloating):
+        return repr(complex(v))
+    return repr(float(v))
 
 
 class JaxprEqn:

@@ -412,7 +412,7 @@ class PRNGKeyArray:
         base = self._base_array
         if isinstance(base, Tracer):
             return f"{type(base).__name__}(key<fry>{list(self.shape)})"
-        if not isinstance(base, (Array, np.ndarray)):
+        if not (type(base) is Array or isinstance(base, np.ndarray)):
             # Abstract data, e.g. a ShapeDtypeStruct from eval_shape.
             return f"{type(base).__name__}(shape={self.shape}, dtype=key<fry>)"
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(base)}"

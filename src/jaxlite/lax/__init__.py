@@ -46,3 +46,6 @@ from jaxlite.lax.control_flow import cond, fori_loop, map, scan, switch, while_l
 from jaxlite.lax.constructors import full, full_like, zeros_like_array  # noqa: F401
 from jaxlite.lax.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401
 from jaxlite.lax import linalg  # noqa: F401
+from jaxlite.lax.rng import *  # noqa: F403
+from jaxlite.lax.ragged import *  # noqa: F403
+from jaxlite.lax.platform import *  # noqa: F403

@@ -81,9 +81,14 @@ def _one_precision(p):
 
 
 def canonicalize_precision(precision):
-    """None, or a pair `(lhs_precision, rhs_precision)` of `Precision` values."""
+    """None, a pair `(lhs_precision, rhs_precision)` of `Precision` values, or a
+    `DotAlgorithm`/`DotAlgorithmPreset` (NumPy computes the same either way)."""
     if precision is None:
         return None
+    from jaxlite.lax.platform import DotAlgorithm, DotAlgorithmPreset
+
+    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+        return precision  # an algorithm is one value, kept as given (as in JAX)
     if isinstance(precision, (tuple, list)):
         if len(precision) != 2:
             raise ValueError(

@@ -191,6 +191,7 @@ _UNARY = [
     ("sqrt", np.sqrt, INEXACT, "np.sqrt({})", lambda t, y, x: div(t, mul(y, 2.0))),
     ("rsqrt", _rsqrt, INEXACT, None, lambda t, y, x: mul(t, mul(-0.5, div(y, x)))),
     ("cbrt", np.cbrt, FLOAT, "np.cbrt({})", _d_cbrt),
+    ("square", np.square, NUMBER, "np.square({})", lambda t, y, x: mul(t, mul(2.0, x))),
     ("not", np.invert, INT_OR_BOOL, "np.invert({})", None),
 ]
 
@@ -235,6 +236,7 @@ sqrt_p, rsqrt_p, cbrt_p = (
     _unary_prims["cbrt"],
 )
 not_p = _unary_prims["not"]
+square_p = _unary_prims["square"]
 # is_finite returns bool (weak for a weak input, as in JAX).
 
 
@@ -1097,10 +1099,9 @@ def conj(x):
 
 
 def square(x):
-    """`x * x` (staged as `integer_pow[y=2]`); bool is rejected as JAX's square."""
+    """`x * x`, its own primitive as in JAX (`x ** 2` stages as `integer_pow`)."""
     (x,) = lax_operands(x)
-    check_dtype("square", get_aval(x).dtype, NUMBER)
-    return integer_pow(x, 2)
+    return square_p.bind(x)
 
 
 def reciprocal(x):

@@ -1032,7 +1032,10 @@ def gather(
     if mode is GatherScatterMode.FILL_OR_DROP:
         if fill_value is None:
             fill_value = default_fill_value(x.dtype)
-        elif isinstance(fill_value, (np.ndarray, np.generic, Array)):
+        elif (
+            isinstance(fill_value, (np.ndarray, np.generic))
+            or type(fill_value) is Array
+        ):
             fill_value = np.asarray(fill_value).item()
     else:
         fill_value = None

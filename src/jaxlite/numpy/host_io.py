@@ -77,9 +77,9 @@ def from_dlpack(x, /, *, device=None, copy=None):
     """An Array of a DLPack-capable object (a NumPy array, a tensor of another
     library, ...). The data are copied unless `copy=False`: the producer could
     later change memory an immutable Array would share."""
-    from jaxlite.core import Array
+    from jaxlite.core import Array, Tracer
 
-    if isinstance(x, Array):
+    if type(x) is Array or isinstance(x, Tracer):
         return x
     if not hasattr(x, "__dlpack__"):
         raise TypeError(

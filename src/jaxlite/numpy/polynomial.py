@@ -291,20 +291,26 @@ def polyint(p, m=1, k=None):
 
 
 def polyval(p, x, *, unroll=16):
-    """The polynomial `p` evaluated at `x` (any shape), by Horner's rule."""
+    """The polynomial `p` evaluated at `x` by Horner's rule over p's first axis; the
+    coefficients may carry trailing axes (several polynomials), which broadcast with
+    `x` as in NumPy."""
     from jaxlite.lax.loops import scan
 
     check_arraylike("polyval", p, x)
     p, x = promote_dtypes(asarray(p), asarray(x))
-    if p.ndim != 1:
-        raise ValueError(
-            f"jnp.polyval: p must be a 1-D array of coefficients; got shape {p.shape}."
-        )
+    if p.ndim == 0:
+        raise ValueError("jnp.polyval: p must have at least one axis of coefficients.")
+    shape = np.broadcast_shapes(x.shape, p.shape[1:])
+    x = lax.broadcast_to_rank(x, len(shape)) if x.ndim < len(shape) else x
+    x = lax.broadcast_in_dim(x, shape, tuple(range(len(shape))))
 
     def step(y, c):
-        return lax.add(lax.mul(y, x), lax.broadcast_in_dim(c, x.shape, ())), None
+        c = lax.broadcast_in_dim(
+            c, shape, tuple(range(len(shape) - c.ndim, len(shape)))
+        )
+        return lax.add(lax.mul(y, x), c), None
 
-    y, _ = scan(step, lax.full(x.shape, 0, x.dtype), p, unroll=unroll)
+    y, _ = scan(step, lax.full(shape, 0, x.dtype), p, unroll=unroll)
     return y
 
 

@@ -142,9 +142,12 @@ __all__ = [
 
 def check_arraylike(fun_name, *args):
     for i, a in enumerate(args):
+        # `type(a) is Array`, not isinstance: key arrays count as Arrays for users
+        # (as in JAX) but are refused here.
         if not (
-            isinstance(a, (Array, Tracer, np.ndarray, np.generic))
+            type(a) is Array
             or type(a) in _SCALARS
+            or isinstance(a, (Tracer, np.ndarray, np.generic))
         ):
             if dtypes.is_extended(getattr(a, "dtype", None)):
                 raise TypeError(
@@ -655,7 +658,7 @@ def positive(x, /):
 
 def square(x, /):
     (x,) = promote_args_numeric("square", x)
-    return ew.integer_pow_p.bind(x, y=2)
+    return ew.square_p.bind(x)
 
 
 def reciprocal(x, /):

@@ -31,3 +31,4 @@ from jaxlite.scipy.stats import (  # noqa: F401
     wrapcauchy,
 )
 from jaxlite.scipy.stats.descriptive import ModeResult, mode, rankdata, sem
+from jaxlite.scipy.stats.kde import gaussian_kde
