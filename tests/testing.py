@@ -6,32 +6,16 @@ so it is accurate enough to judge float32 derivatives. `check_jvp` compares
 `jaxlite.jvp` with it; `check_vjp` is the dot-product test
 `<ct, jvp(t)> == <vjp(ct), t>`; `check_grads` applies both up to a given order, by
 differentiating the derivative functions themselves.
-
-The autodiff entry points are imported when first used, so this module also works while
-only part of the library exists.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-_DEFAULT_TOL = {
-    "bool": 0,
-    "int8": 0,
-    "int16": 0,
-    "int32": 0,
-    "int64": 0,
-    "uint8": 0,
-    "uint16": 0,
-    "uint32": 0,
-    "uint64": 0,
-    "bfloat16": 1e-2,
-    "float16": 1e-3,
-    "float32": 1e-6,
-    "float64": 1e-15,
-    "complex64": 1e-6,
-    "complex128": 1e-15,
-}
+from jaxlite.test_util import _DEFAULT_TOLERANCE
+
+# The same per-dtype tolerances as the public `jaxlite.test_util`.
+_DEFAULT_TOL = _DEFAULT_TOLERANCE
 
 _GRAD_TOL = {
     "bfloat16": 1e-1,

@@ -107,6 +107,42 @@ def _kernel_shape(rhs_spec, lhs_spec, input_shape, out_chan, filter_shape):
     return shape
 
 
+def _conv_layer(
+    shape_rule,
+    conv,
+    dimension_numbers,
+    out_chan,
+    filter_shape,
+    strides,
+    padding,
+    W_init,
+    b_init,
+):
+    """The layer both convolutions share: `shape_rule` gives the output shape and
+    `conv(inputs, W, strides)` applies the kernel."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    strides = strides or (1,) * len(filter_shape)
+    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
+
+    def init_fun(rng, input_shape):
+        kernel_shape = _kernel_shape(
+            rhs_spec, lhs_spec, input_shape, out_chan, filter_shape
+        )
+        output_shape = shape_rule(
+            input_shape, kernel_shape, strides, padding, dimension_numbers
+        )
+        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
+        k1, k2 = random.split(rng)
+        W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
+        return output_shape, (W, b)
+
+    def apply_fun(params, inputs, **kwargs):
+        W, b = params
+        return conv(inputs, W, strides) + b
+
+    return init_fun, apply_fun
+
+
 def GeneralConv(
     dimension_numbers,
     out_chan,
@@ -117,31 +153,24 @@ def GeneralConv(
     b_init=_NORMAL_1E_6,
 ):
     """Convolution with the layouts of `dimension_numbers` (lhs, rhs, out specs)."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
     one = (1,) * len(filter_shape)
-    strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(
-            rhs_spec, lhs_spec, input_shape, out_chan, filter_shape
-        )
-        output_shape = lax.conv_general_shape_tuple(
-            input_shape, kernel_shape, strides, padding, dimension_numbers
-        )
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
-        return output_shape, (W, b)
-
-    def apply_fun(params, inputs, **kwargs):
-        W, b = params
-        out = lax.conv_general_dilated(
+    def conv(inputs, W, strides):
+        return lax.conv_general_dilated(
             inputs, W, strides, padding, one, one, dimension_numbers=dimension_numbers
         )
-        return out + b
 
-    return init_fun, apply_fun
+    return _conv_layer(
+        lax.conv_general_shape_tuple,
+        conv,
+        dimension_numbers,
+        out_chan,
+        filter_shape,
+        strides,
+        padding,
+        W_init,
+        b_init,
+    )
 
 
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
@@ -157,31 +186,23 @@ def GeneralConvTranspose(
     b_init=_NORMAL_1E_6,
 ):
     """Transposed convolution with the layouts of `dimension_numbers`."""
-    lhs_spec, rhs_spec, out_spec = dimension_numbers
-    one = (1,) * len(filter_shape)
-    strides = strides or one
-    W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
-    def init_fun(rng, input_shape):
-        kernel_shape = _kernel_shape(
-            rhs_spec, lhs_spec, input_shape, out_chan, filter_shape
-        )
-        output_shape = lax.conv_transpose_shape_tuple(
-            input_shape, kernel_shape, strides, padding, dimension_numbers
-        )
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = random.split(rng)
-        W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
-        return output_shape, (W, b)
-
-    def apply_fun(params, inputs, **kwargs):
-        W, b = params
-        out = lax.conv_transpose(
+    def conv(inputs, W, strides):
+        return lax.conv_transpose(
             inputs, W, strides, padding, dimension_numbers=dimension_numbers
         )
-        return out + b
 
-    return init_fun, apply_fun
+    return _conv_layer(
+        lax.conv_transpose_shape_tuple,
+        conv,
+        dimension_numbers,
+        out_chan,
+        filter_shape,
+        strides,
+        padding,
+        W_init,
+        b_init,
+    )
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
