@@ -160,4 +160,9 @@ def test_checkpoint_policy_printed_in_jaxpr():
 def test_print_saved_residuals(capsys):
     print_saved_residuals(lambda x: jnp.sin(jnp.sin(x)), np.ones(3, np.float32))
     lines = capsys.readouterr().out.splitlines()
-    assert lines and all(line == "f32[3] residual" for line in lines)
+    # As JAX: each residual with the equation and user line that computed it.
+    assert [line.split(" from ")[0] for line in lines] == [
+        "f32[3] output of cos",
+        "f32[3] output of cos",
+    ]
+    assert all(line.endswith(".<lambda>)") for line in lines)

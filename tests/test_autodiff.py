@@ -208,7 +208,7 @@ def test_errors():
         jax.grad(lambda x: x)(jnp.ones(3))
     with pytest.raises(TypeError, match="must have the same tree structure"):
         jax.jvp(lambda x: x, (1.0,), ((1.0, 2.0),))
-    with pytest.raises(ValueError, match="same shape"):
+    with pytest.raises(ValueError, match="different primal and tangent shapes"):
         jax.jvp(lambda x: x, (1.0,), (jnp.ones(2),))
 
 

@@ -208,7 +208,7 @@ def _returns(value, spec, wrap="jit"):
     ],
 )
 def test_result_mismatch_errors(value, spec, phrase, wrap):
-    with pytest.raises(RuntimeError, match=phrase) as info:
+    with pytest.raises(jax.errors.JaxRuntimeError, match=phrase) as info:
         _returns(value, spec, wrap)
     message = str(info.value)
     assert "<lambda>" in message  # names the callback

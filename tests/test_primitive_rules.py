@@ -69,7 +69,7 @@ LINEAR = {
     "select_and_scatter_add", "custom_linear_solve", "reduce_precision", "complex",
     "optimization_barrier",
     "psum", "all_gather", "reduce_scatter", "ppermute", "all_to_all",
-    "ragged_dot_general",
+    "ragged_dot_general", "linear_call",
 }  # fmt: skip
 
 # (primitive, rule) -> why the rule is not needed.
@@ -620,6 +620,11 @@ def _xla_math(m, name):
 RECORDS += [
     Rec("powf", lambda m, x, y: _xla_math(m, "pow")(x, y), [POS, F], np.power, tol=1e-6),
     Rec("tanf", lambda m, x: _xla_math(m, "tan")(x), [F], np.tan, tol=1e-6),
+]  # fmt: skip
+
+# exp, log, ... of jaxlite.random's samplers: XLA's float32 kernels at every size.
+RECORDS += [
+    Rec("xla_exact", lambda m, x: _xla_math(m, "log1p")(x), [POS], np.log1p, tol=1e-6),
 ]  # fmt: skip
 
 

@@ -6,6 +6,20 @@ callbacks as nearly free operations. `import jaxlite as jax` runs JAX code uncha
 
 from jaxlite import config as _config_module
 from jaxlite.config import config, disable_jit, enable_x64
+from jaxlite.config import (
+    allow_f16_reductions,
+    check_tracer_leaks,
+    debug_key_reuse,
+    default_prng_impl,
+    enable_checks,
+    enable_custom_prng,
+    explain_cache_misses,
+    legacy_prng_key,
+    no_execution,
+    no_tracing,
+    softmax_custom_jvp,
+    threefry_partitionable,
+)
 
 # `jaxlite.debug_nans` / `debug_infs` are the context managers, as in JAX; importing
 # them from the module of the same name first keeps a later import of that module
@@ -84,6 +98,7 @@ from jaxlite import debug, experimental
 from jaxlite import random
 from jaxlite import nn, scipy
 from jaxlite import custom_batching, custom_derivatives, sharding, version
+from jaxlite import dlpack
 from jaxlite import image, monitoring, profiler, stages, typing
 from jaxlite.dtypes import float0
 from jaxlite.version import __version__, __version_info__
@@ -91,6 +106,19 @@ from jaxlite.version import __version__, __version_info__
 jacobian = jacrev
 
 __all__ = [
+    "allow_f16_reductions",
+    "check_tracer_leaks",
+    "debug_key_reuse",
+    "default_prng_impl",
+    "dlpack",
+    "enable_checks",
+    "enable_custom_prng",
+    "explain_cache_misses",
+    "legacy_prng_key",
+    "no_execution",
+    "no_tracing",
+    "softmax_custom_jvp",
+    "threefry_partitionable",
     "Device",
     "NamedSharding",
     "P",

@@ -9,23 +9,35 @@ are recomputed from the inputs during the backward pass: by default none are sav
 matrix products, `save_only_these_names` the values marked with `checkpoint_name`.
 A policy is `policy(prim, *avals, **params) -> bool` (may this equation's outputs be
 saved?), as in JAX.
+
+The staging follows JAX so that jaxprs print alike: the known part runs inline in the
+forward pass (saved values rounded by `reduce_precision`), the unknown part is a
+`remat2[differentiated=True]` of the linear map, and its transpose is again a `remat2`
+that recomputes what was not saved before running the backward pass.
+`print_saved_residuals` reports each residual with the argument or user source line it
+comes from (see `source_info`).
 """
 
 from __future__ import annotations
 
 import functools
+import types
 
-from jaxlite import tree_util
+import numpy as np
+
+from jaxlite import source_info, tree_util
 from jaxlite.backend import compile as backend_compile
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
     ClosedJaxpr,
     Jaxpr,
+    JaxprEqn,
     Primitive,
     Var,
     abstract_eval_rules,
     dce_jaxpr,
+    eval_jaxpr,
     get_aval,
     impl_rules,
     jaxpr_as_fun,
@@ -72,7 +84,7 @@ def _remat_jvp(primals, tangents, *, differentiated, jaxpr, policy, prevent_cse)
     outs = remat_p.bind(
         *primals,
         *tangents,
-        differentiated=True,
+        differentiated=differentiated,
         jaxpr=jvp_jaxpr,
         policy=policy,
         prevent_cse=prevent_cse,
@@ -100,14 +112,21 @@ def _remat_partial_eval(trace, args, params):
             "effects twice; move the io_callback out of the checkpointed function."
         )
     unknowns = [trace.is_unknown(a) for a in args]
-    known, unknown, out_unknowns, num_res = ad.partial_eval_jaxpr(jaxpr, unknowns)
+    order = []
+    known, unknown, out_unknowns, num_res = ad.partial_eval_jaxpr(
+        jaxpr, unknowns, order=order
+    )
     known, recompute, num_saved, used_known_ins = _apply_policy(
-        known, unknown, num_res, params["policy"]
+        known, unknown, num_res, params["policy"], order
     )
     known_args = [a for a, u in zip(args, unknowns) if not u]
     n_known_out = len(known.out_avals) - num_saved
-    with set_current_trace(trace.parent):
-        known_outs = remat_p.bind(*known_args, **{**params, "jaxpr": known})
+    # The known part runs now, inline (as JAX hoists it out of the remat), with the
+    # saved residuals rounded to their own precision so that recomputing them in the
+    # backward pass gives the same bits.
+    known = _round_saved_residuals(known, num_saved)
+    with set_current_trace(trace):
+        known_outs = eval_jaxpr(known.jaxpr, known.consts, *known_args)
     saved = known_outs[n_known_out:]
     known_ins = [a for a, used in zip(known_args, used_known_ins) if used]
     unknown_args = [a for a, u in zip(args, unknowns) if u]
@@ -122,7 +141,43 @@ def _remat_partial_eval(trace, args, params):
     return [next(unknown_it) if u else next(known_it) for u in out_unknowns]
 
 
-def _apply_policy(known, unknown, num_res, policy):
+def _round_saved_residuals(closed, num_saved):
+    """`closed` with `reduce_precision` (to the value's own format) after each
+    equation producing a saved floating-point residual that later equations also read."""
+    from jaxlite import dtypes
+    from jaxlite.lax.bits import reduce_precision_p
+
+    j = closed.jaxpr
+    saved = j.outvars[len(j.outvars) - num_saved :]
+    read = {x for e in j.eqns for x in e.invars if type(x) is Var}
+    eqns = list(j.eqns)
+    for v in saved:
+        if type(v) is not Var or v not in read:
+            continue
+        if not dtypes.issubdtype(v.aval.dtype, np.floating):
+            continue
+        producer = [i for i, e in enumerate(eqns) if v in e.outvars]
+        if not producer:  # an input or constant of the known part
+            continue
+        (i,) = producer
+        eqn = eqns[i]
+        info = dtypes.finfo(v.aval.dtype)
+        params = {"exponent_bits": int(info.nexp), "mantissa_bits": int(info.nmant)}
+        if eqn.primitive is reduce_precision_p and eqn.params == params:
+            continue
+        raw = Var(v.aval)
+        eqns[i] = eqn.replace(outvars=[raw if o is v else o for o in eqn.outvars])
+        rounding = JaxprEqn(
+            reduce_precision_p, [raw], params, [v], source_info=eqn.source_info
+        )
+        eqns.insert(i + 1, rounding)
+    if len(eqns) == len(j.eqns):
+        return closed
+    new = Jaxpr(j.constvars, j.invars, j.outvars, eqns, j.effects)
+    return ClosedJaxpr(new, closed.consts)
+
+
+def _apply_policy(known, unknown, num_res, policy, order=()):
     """Choose the residuals to save.
 
     `known` maps the known inputs to the known outputs and `num_res` residuals;
@@ -130,7 +185,9 @@ def _apply_policy(known, unknown, num_res, policy):
     `(known', unknown', num_saved, used_known_inputs)`: `known'` outputs the known
     outputs and the saved values (outputs of equations `policy` allows to save);
     `unknown'` takes the saved values, the used known inputs and the unknown inputs,
-    recomputes the residuals that were not saved, then runs `unknown`.
+    recomputes the residuals that were not saved, then runs `unknown`. As in JAX, its
+    equations keep their program order (`order` lists both parts' equations) and the
+    saved values come in the order the body first reads them.
     """
     k = known.jaxpr
     n_out = len(k.outvars) - num_res
@@ -151,9 +208,6 @@ def _apply_policy(known, unknown, num_res, policy):
     recompute, used = dce_jaxpr(recompute)
     used_saved = [v for v, u in zip(saved_vars, used) if u]
     used_known_ins = used[len(saved_vars) :]
-    new_known, _ = dce_jaxpr(
-        Jaxpr(k.constvars, k.invars, k.outvars[:n_out] + used_saved, k.eqns)
-    )
     # The residual inputs of `unknown` become the recomputation's results.
     u = unknown.jaxpr
     subst = dict(zip(u.invars[:num_res], recompute.outvars))
@@ -161,13 +215,22 @@ def _apply_policy(known, unknown, num_res, policy):
     def sub(x):
         return subst.get(x, x) if type(x) is Var else x
 
-    eqns = [e.replace(invars=[sub(x) for x in e.invars]) for e in u.eqns]
+    unknown_eqns = [(e, e.replace(invars=[sub(x) for x in e.invars])) for e in u.eqns]
+    eqns = _merge_in_order(recompute.eqns, unknown_eqns, order)
+    first_read = {}
+    for i, e in enumerate(eqns):
+        for x in e.invars:
+            first_read.setdefault(x, i)
+    used_saved.sort(key=lambda v: first_read.get(v, len(eqns)))
+    new_known, _ = dce_jaxpr(
+        Jaxpr(k.constvars, k.invars, k.outvars[:n_out] + used_saved, k.eqns)
+    )
     used_ins = [v for v, used in zip(k.invars, used_known_ins) if used]
     body = Jaxpr(
         recompute.constvars,
         used_saved + used_ins + u.invars[num_res:],
         [sub(x) for x in u.outvars],
-        recompute.eqns + eqns,
+        eqns,
     )
     consts = dict(zip(k.constvars, known.consts))
     new_consts = [consts[v] for v in new_known.constvars]
@@ -180,8 +243,61 @@ def _apply_policy(known, unknown, num_res, policy):
     )
 
 
+def _merge_in_order(recompute_eqns, unknown_eqns, order):
+    """The recomputed and the unknown equations interleaved in program order (each
+    list keeps its own order; `unknown_eqns` pairs each original equation with its
+    rewritten form). Falls back to recomputation first if the order is incomplete."""
+    position = {id(e): i for i, e in enumerate(order)}
+    keyed, last = [], -1.0
+    for e in recompute_eqns:
+        last = position.get(id(e), last + 1e-6)
+        keyed.append((last, 0, e))
+    last = -1.0
+    for original, e in unknown_eqns:
+        last = position.get(id(original), last + 1e-6)
+        keyed.append((last, 1, e))
+    merged = [e for _, _, e in sorted(keyed, key=lambda t: (t[0], t[1]))]
+    produced = {v for e in merged for v in e.outvars}
+    defined = set()
+    for e in merged:
+        if any(x in produced and x not in defined for x in e.invars if type(x) is Var):
+            return list(recompute_eqns) + [e for _, e in unknown_eqns]
+        defined.update(e.outvars)
+    return merged
+
+
 def _remat_transpose(cts, *args, differentiated, jaxpr, policy, prevent_cse):
-    return ad.transpose_jaxpr_call(cts, args, jaxpr)
+    """A remat2 of the transposed body (as JAX): it takes the known operands and the
+    nonzero cotangents, recomputes the residuals it needs, then runs the backward pass;
+    it returns the nonzero cotangents of the linear operands."""
+    linear = [ad.is_undefined(a) for a in args]
+    known_vals = [a for a in args if not ad.is_undefined(a)]
+    ct_zero = [type(ct) is ad.Zero for ct in cts]
+    nz_cts = [ct for ct, z in zip(cts, ct_zero) if not z]
+    in_avals = [get_aval(a) for a in known_vals] + [get_aval(ct) for ct in nz_cts]
+    in_zero = []
+
+    def transposed(*vals):
+        known_it = iter(vals[: len(known_vals)])
+        ct_it = iter(vals[len(known_vals) :])
+        full_args = [a if lin else next(known_it) for a, lin in zip(args, linear)]
+        full_cts = [ct if z else next(ct_it) for ct, z in zip(cts, ct_zero)]
+        in_cts = ad.transpose_jaxpr_call(full_cts, full_args, jaxpr)
+        lin_cts = [ct for ct, lin in zip(in_cts, linear) if lin]
+        in_zero[:] = [ct is None or type(ct) is ad.Zero for ct in lin_cts]
+        return [ct for ct, z in zip(lin_cts, in_zero) if not z]
+
+    body = trace_to_jaxpr(transposed, in_avals)
+    outs = remat_p.bind(
+        *known_vals,
+        *nz_cts,
+        differentiated=differentiated,
+        jaxpr=body,
+        policy=policy,
+        prevent_cse=prevent_cse,
+    )
+    outs_it, zero_it = iter(outs), iter(in_zero)
+    return [next(outs_it) if lin and not next(zero_it) else None for lin in linear]
 
 
 def _remat_batch(axis_size, vals, dims, *, differentiated, jaxpr, policy, prevent_cse):
@@ -207,8 +323,32 @@ impl_rules[remat_p] = _remat_impl
 closure_call_primitives.add(remat_p)
 
 
+class _FunctionPolicy:
+    """A policy given as a plain function, printed in jaxprs as JAX prints it
+    (`policy=<function everything_saveable at 0xXXXXXXXXXXXX>`, address masked)."""
+
+    __slots__ = ("fun",)
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    def __call__(self, prim, *avals, **params):
+        return self.fun(prim, *avals, **params)
+
+    def __eq__(self, other):
+        return isinstance(other, _FunctionPolicy) and other.fun == self.fun
+
+    def __hash__(self):
+        return hash(self.fun)
+
+    def __repr__(self):
+        return f"<function {self.fun.__qualname__} at 0x{'X' * 12}>"
+
+
 def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     """`fun`, but reverse mode recomputes its intermediates instead of storing them."""
+    if isinstance(policy, types.FunctionType):
+        policy = _FunctionPolicy(policy)
     static_argnums = (
         (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     )
@@ -243,7 +383,11 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     return remat_fun
 
 
-remat = checkpoint
+def remat(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+    """Alias of `checkpoint`."""
+    return checkpoint(
+        fun, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -321,11 +465,11 @@ def save_any_names_but_these(*names):
 
 
 def save_anything_except_these_names(*names):
-    """Save every equation's outputs except the values named in `names`."""
-    names = frozenset(names)
+    """Meant to save every value except those named in `names`; JAX 0.10.2 saves every
+    value, named or not (its policy ignores `names`), and so does jaxlite."""
 
     def policy(prim, *avals, **params):
-        return not (prim is name_p and params["name"] in names)
+        return True
 
     return policy
 
@@ -343,7 +487,15 @@ def save_and_offload_only_these_names(
     *, names_which_can_be_saved, names_which_can_be_offloaded, offload_src, offload_dst
 ):
     """jaxlite has one memory space: values that JAX would offload are saved."""
-    return SaveOnlyTheseNames(*names_which_can_be_saved, *names_which_can_be_offloaded)
+    saved, offloaded = set(names_which_can_be_saved), set(names_which_can_be_offloaded)
+    if saved & offloaded:
+        raise ValueError(
+            "The names should be exclusive and should not intersect in "
+            "`names_which_can_be_saved` and `names_which_can_be_offloaded`. Got "
+            f"names_which_can_be_saved={saved}, names_which_can_be_offloaded="
+            f"{offloaded} and the intersection={saved & offloaded}"
+        )
+    return SaveOnlyTheseNames(*saved, *offloaded)
 
 
 def offload_dot_with_no_batch_dims(offload_src, offload_dst):
@@ -400,20 +552,70 @@ def checkpoint_name(x, name):
     return tree_util.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
 
 
-def print_saved_residuals(f, *args, **kwargs):
-    """Print the residuals reverse mode of `f` keeps, one line each (their types)."""
+def saved_residuals(f, *args, **kwargs):
+    """`[(aval, where it comes from)]` for each residual reverse mode of `f` saves: an
+    argument (by name), a constant, or the output of an equation (with the user's
+    source line), as JAX reports them."""
+    from jaxlite.interpreters.partial_eval import DynamicJaxprTrace, _flat_arg_names
     from jaxlite.numpy import asarray
 
     flat, in_tree = tree_util.tree_flatten((args, kwargs))
+    arg_names = _flat_arg_names(f, args, kwargs, ())
 
     def flat_f(*leaves):
         a, kw = tree_util.tree_unflatten(in_tree, leaves)
         return tree_util.tree_leaves(f(*a, **kw))
 
     leaves = [x if hasattr(x, "aval") else asarray(x) for x in flat]
-    _, _, linear = ad.vjp_flat(flat_f, leaves)
-    for c in linear.consts:
-        print(f"{get_aval(c).str_short()} residual")
+    with source_info.capturing():
+        trace = DynamicJaxprTrace()
+        tracers = [trace.new_arg(get_aval(x)) for x in leaves]
+        try:
+            with set_current_trace(trace):
+                _, linear = ad.linearize_flat(flat_f, tracers)
+                jaxpr = trace.to_jaxpr(linear.consts).jaxpr
+        finally:
+            trace.is_live = False
+    return _describe_residuals(jaxpr, arg_names)
+
+
+def _describe_residuals(jaxpr, arg_names):
+    from jaxlite.lax.bits import reduce_precision_p
+
+    # A rounded residual (see _round_saved_residuals) is reported as its producer.
+    through = {
+        e.outvars[0]: e.invars[0]
+        for e in jaxpr.eqns
+        if e.primitive is reduce_precision_p and type(e.invars[0]) is Var
+    }
+    res_vars = {through.get(v, v) for v in jaxpr.outvars if type(v) is Var}
+    results = [(v.aval, "from a literal") for v in jaxpr.outvars if type(v) is not Var]
+    results += [(v.aval, "from a constant") for v in jaxpr.constvars if v in res_vars]
+    for i, v in enumerate(jaxpr.invars):
+        if v in res_vars:
+            name = arg_names[i] if i < len(arg_names) else None
+            where = f"the argument {name}" if name else f"the argument at index {i}"
+            results.append((v.aval, f"from {where}"))
+    for eqn in jaxpr.eqns:
+        src = source_info.summarize(eqn.source_info)
+        for v in eqn.outvars:
+            if v not in res_vars:
+                continue
+            if eqn.primitive is name_p:
+                results.append((v.aval, f"named '{eqn.params['name']}' from {src}"))
+            elif eqn.primitive.name == "jit":
+                what = f"output of jitted function '{eqn.params['name']}'"
+                results.append((v.aval, f"{what} from {src}"))
+            else:
+                results.append((v.aval, f"output of {eqn.primitive.name} from {src}"))
+    return results
+
+
+def print_saved_residuals(f, *args, **kwargs):
+    """Print the residuals reverse mode of `f` saves, one line each: their type and
+    where they come from (see `saved_residuals`)."""
+    for aval, where in saved_residuals(f, *args, **kwargs):
+        print(f"{aval.str_short()} {where}")
 
 
 __all__ = [
@@ -422,4 +624,5 @@ __all__ = [
     "checkpoint_policies",
     "print_saved_residuals",
     "remat",
+    "saved_residuals",
 ]

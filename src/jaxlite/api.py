@@ -78,6 +78,21 @@ def _abstract_arg(x):
     return abstractify(x)
 
 
+def _abstract_leaf(fun, x, i, info):
+    """The aval of argument leaf `x` (number `i`), or JAX's TypeError naming its path."""
+    try:
+        return _abstract_arg(x)
+    except TypeError:
+        where = info.arg_names[i] if info.arg_names else f"position {i}"
+        raise TypeError(
+            f"Error interpreting argument to {fun} as an abstract array. The "
+            f"problematic value is of type {type(x)} and was passed to the function at "
+            f"path {where}.\nThis typically means that a jit-wrapped function was "
+            "called with a non-array argument, and this argument was not marked as "
+            "static using the static_argnums or static_argnames parameters of jax.jit."
+        ) from None
+
+
 def _static_split(args, static_argnums):
     static = {i: a for i, a in enumerate(args) if i in static_argnums}
     dynamic = [a for i, a in enumerate(args) if i not in static_argnums]
@@ -96,8 +111,8 @@ def _trace_flat(fun, what, args, kwargs, static_argnums=()):
     static_argnums = {i % len(args) if i < 0 else i for i in static_argnums}
     static, dynamic = _static_split(args, static_argnums)
     leaves, in_tree = tree_util.tree_flatten((dynamic, kwargs))
-    in_avals = [_abstract_arg(x) for x in leaves]
     info = debug_info(fun, what, args, kwargs, static_argnums)
+    in_avals = [_abstract_leaf(fun, x, i, info) for i, x in enumerate(leaves)]
     out_tree_box = []
 
     def flat_fun(*tracers):

@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 from jaxlite import dtypes, tree_util
-from jaxlite.core import Array, get_aval
+from jaxlite.core import Array, Tracer, get_aval
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.partial_eval import trace_to_jaxpr
 
@@ -16,8 +16,10 @@ from jaxlite.interpreters.partial_eval import trace_to_jaxpr
 def _flatten_fun(fun, in_tree, has_aux=False):
     """`flat_fun(*leaves) -> out leaves`, recording the output tree in a box.
 
-    With `has_aux`, the aux leaves are appended to the outputs (so that transformations
-    hand back their primal values) and `split_aux` separates them again.
+    With `has_aux`, the aux leaves that are tracers are appended to the outputs (so
+    that transformations hand back their primal values); other aux leaves (strings,
+    Python numbers, concrete arrays) pass through unchanged. `split_aux` separates
+    them again.
     """
     box = {"n_aux": 0}
 
@@ -28,11 +30,14 @@ def _flatten_fun(fun, in_tree, has_aux=False):
         if has_aux:
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError(
-                    "has_aux=True requires the function to return a pair (output, aux), "
-                    f"got {type(out).__name__}."
+                    "expected function with aux output to return a two-element "
+                    f"tuple, but got type {type(out)} with value {out!r}"
                 )
             out, aux = out
-            aux_leaves, box["aux_tree"] = tree_util.tree_flatten(aux)
+            all_aux, box["aux_tree"] = tree_util.tree_flatten(aux)
+            box["aux_traced"] = [isinstance(x, Tracer) for x in all_aux]
+            box["aux_static"] = all_aux
+            aux_leaves = [x for x in all_aux if isinstance(x, Tracer)]
             box["n_aux"] = len(aux_leaves)
         leaves_out, box["tree"] = tree_util.tree_flatten(out)
         return leaves_out + aux_leaves
@@ -43,10 +48,19 @@ def _flatten_fun(fun, in_tree, has_aux=False):
 def split_aux(box, outs):
     """`(outputs, aux pytree or None)` from the flat outputs of `_flatten_fun`."""
     n = box["n_aux"]
-    if not n and "aux_tree" not in box:
+    if "aux_tree" not in box:
         return outs, None
-    main, aux = outs[: len(outs) - n], outs[len(outs) - n :]
+    main, traced = outs[: len(outs) - n], iter(outs[len(outs) - n :])
+    aux = [
+        next(traced) if is_traced else x
+        for x, is_traced in zip(box["aux_static"], box["aux_traced"])
+    ]
     return main, tree_util.tree_unflatten(box["aux_tree"], aux)
+
+
+# Primals passed as Python scalars are literals of the linear jaxpr, not residual leaves
+# of the returned function (as JAX).
+_PY_SCALARS = (int, float, complex, bool)
 
 
 def _as_value(x):
@@ -59,16 +73,17 @@ def _tangent_leaf(t, p, where):
     aval = get_aval(p)
     expected = ad.tangent_dtype(aval.dtype)
     t_aval = get_aval(t)
+    # JAX 0.10.2's messages, word for word (missing spaces included).
     if t_aval.shape != aval.shape:
         raise ValueError(
-            f"{where}: primal and tangent arguments to jax.jvp must have the same shape; "
-            f"got primal shape {aval.shape} and tangent shape {t_aval.shape}."
+            f"{where} called with different primal and tangent shapes;Got primal "
+            f"shape {aval.shape} and tangent shape as {t_aval.shape}"
         )
     if np.dtype(t_aval.dtype) != np.dtype(expected):
         raise TypeError(
-            f"{where}: primal and tangent arguments to jax.jvp do not match; dtypes must "
-            f"be equal, or in case of int/bool primal dtype the tangent dtype must be "
-            f"float0. Got primal dtype {aval.dtype.name} and so expected tangent dtype "
+            "primal and tangent arguments to jax.jvp do not match; dtypes must be "
+            "equal, or in case of int/bool primal dtype the tangent dtype must be "
+            f"float0.Got primal dtype {aval.dtype.name} and so expected tangent dtype "
             f"{np.dtype(expected).name}, but got tangent dtype {t_aval.dtype.name} "
             "instead."
         )
@@ -115,9 +130,10 @@ def jvp(fun, primals, tangents, has_aux=False):
 def linearize(fun, *primals, has_aux=False):
     """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` evaluates the linear map."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
+    literal = [type(p) in _PY_SCALARS for p in p_leaves]
     p_leaves = [_as_value(p) for p in p_leaves]
     flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
-    outs, linear = ad.linearize_flat(flat_fun, p_leaves)
+    outs, linear = ad.linearize_flat(flat_fun, p_leaves, literal)
     outs, aux = split_aux(box, outs)
     out_tree = box["tree"]
     n_out = len(outs)
@@ -148,33 +164,37 @@ def linearize(fun, *primals, has_aux=False):
 def vjp(fun, *primals, has_aux=False):
     """`(fun(*primals), f_vjp)` where `f_vjp(cotangent)` returns input cotangents."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
+    literal = [type(p) in _PY_SCALARS for p in p_leaves]
     p_leaves = [_as_value(p) for p in p_leaves]
     flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
-    outs, _, linear = ad.vjp_flat(flat_fun, p_leaves)
+    outs, _, linear = ad.vjp_flat(flat_fun, p_leaves, literal)
+    traced_aux = outs[len(outs) - box["n_aux"] :]
+    aux_cts = [ad.Zero(ad.tangent_aval(get_aval(a))) for a in traced_aux]
     outs, aux = split_aux(box, outs)
     out_tree = box["tree"]
     out_avals = [get_aval(o) for o in outs]
-    aux_cts = [
-        ad.Zero(ad.tangent_aval(get_aval(a))) for a in tree_util.tree_leaves(aux)
-    ]
     in_avals = [get_aval(p) for p in p_leaves]
     jaxpr = linear.jaxpr
 
     def f_vjp(consts, cotangent):
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
         if ct_tree != out_tree:
-            raise TypeError(
-                "Tree structure of cotangent input "
-                f"{ct_tree}, does not match structure of primal output {out_tree}."
+            raise ValueError(
+                "unexpected tree structure.\n\nThe argument to a VJP function "
+                "returned by `jax.vjp` must match the pytree structure of the "
+                f"differentiated function {_fun_name(fun)}.\n\nBut the tree "
+                f"structures differ: got {ct_tree}, expected {out_tree}."
             )
         cts = []
         for ct, aval in zip(ct_leaves, out_avals):
             ct_aval = get_aval(ct)
-            if ct_aval.shape != aval.shape:
+            expected = ad.tangent_aval(aval)
+            if ct_aval.shape != aval.shape or ct_aval.dtype != expected.dtype:
                 raise ValueError(
-                    "Shape of cotangent input to vjp pullback function "
-                    f"{ct_aval.shape} must be the same as the shape of corresponding "
-                    f"primal input {aval.shape}."
+                    "unexpected JAX type (e.g. shape/dtype) for argument to VJP "
+                    f"function: got {_long_type(ct_aval)}, but expected "
+                    f"{_long_type(expected)} because the corresponding output of the "
+                    f"differentiated function had JAX type {_long_type(aval)}"
                 )
             cts.append(
                 ad.Zero(ad.tangent_aval(aval))
@@ -193,88 +213,143 @@ def vjp(fun, *primals, has_aux=False):
     return out, f_vjp
 
 
+def _long_type(aval):
+    """`float32[2,3]`, as JAX names types in its VJP errors."""
+    return f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
+
+
+def _fun_name(fun):
+    name = getattr(fun, "__name__", None) or type(fun).__name__
+    code = getattr(fun, "__code__", None)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code else name
+
+
 def _zero_cotangent(ct, aval):
     if type(ct) is ad.Zero:
         return ad.zeros_like_aval(ad.tangent_aval(aval))
     return ct
 
 
-def _check_grad_input(x, allow_int, holomorphic=False):
-    if dtypes.is_extended(getattr(x, "dtype", None)):  # typed PRNG keys
-        dtype = x.dtype
-        if holomorphic:
-            raise TypeError(
-                "grad with holomorphic=True requires inputs with complex dtype, but "
-                f"got {dtype}."
-            )
-        if allow_int:
-            return
-        raise TypeError(
-            "grad requires real- or complex-valued inputs (input dtype that is a "
-            f"sub-dtype of np.inexact), but got {dtype}. If you want to use Boolean- "
-            "or integer-valued inputs, use vjp or set allow_int to True."
-        )
+def _dtype_name(x):
+    dtype = getattr(x, "dtype", None)
+    if dtypes.is_extended(dtype):  # typed PRNG keys
+        return dtype, getattr(dtype, "name", str(dtype))
     dtype = get_aval(x).dtype
+    return dtype, dtype.name
+
+
+def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
+    """Inputs of grad/jacrev: inexact, or (with allow_int) integer, bool or key."""
+    dtype, dtype_name = _dtype_name(x)
+    if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
+        raise TypeError(
+            f"{name} with holomorphic=True requires inputs with complex dtype, but "
+            f"got {dtype_name}."
+        )
+    if (
+        dtypes.is_extended(dtype)
+        or dtypes.issubdtype(dtype, np.integer)
+        or dtype == np.bool_
+    ):
+        if not allow_int:
+            raise TypeError(
+                f"{name} requires real- or complex-valued inputs (input dtype that is "
+                f"a sub-dtype of np.inexact), but got {dtype_name}. If you want to use "
+                "Boolean- or integer-valued inputs, use vjp or set allow_int to True."
+            )
+    elif not dtypes.issubdtype(dtype, np.inexact):
+        raise TypeError(
+            f"{name} requires numerical-valued inputs (input dtype that is a sub-dtype "
+            f"of np.bool_ or np.number), but got {dtype_name}."
+        )
+
+
+def _check_output_dtype_revderiv(name, holomorphic, x):
+    """Outputs of grad/jacrev: real floats, or complex with holomorphic=True."""
+    dtype, dtype_name = _dtype_name(x)
+    if dtypes.is_extended(dtype):
+        raise TypeError(f"{name} with output element type {dtype_name}")
     if holomorphic:
         if not dtypes.issubdtype(dtype, np.complexfloating):
             raise TypeError(
-                "grad with holomorphic=True requires inputs with complex dtype, but "
-                f"got {dtype.name}."
+                f"{name} with holomorphic=True requires outputs with complex dtype, "
+                f"but got {dtype_name}."
             )
-        return
-    if dtypes.issubdtype(dtype, np.inexact):
-        return
-    if allow_int and (dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_):
-        return
-    raise TypeError(
-        "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype "
-        f"of np.inexact), but got {dtype.name}. If you want to use Boolean- or "
-        "integer-valued inputs, use vjp or set allow_int to True."
-    )
+    elif dtypes.issubdtype(dtype, np.complexfloating):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dtype_name}. For holomorphic differentiation, "
+            "pass holomorphic=True. For differentiation of non-holomorphic functions "
+            "involving complex outputs, use jax.vjp directly."
+        )
+    elif not dtypes.issubdtype(dtype, np.floating):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dtype_name}. For differentiation of functions "
+            "with integer outputs, use jax.vjp directly."
+        )
+
+
+def _check_input_dtype_jacfwd(holomorphic, x):
+    """Inputs of jacfwd: real floats, or complex with holomorphic=True."""
+    dtype, dtype_name = _dtype_name(x)
+    if dtypes.is_extended(dtype):
+        raise TypeError(f"jacfwd with input element type {dtype_name}")
+    if holomorphic:
+        if not dtypes.issubdtype(dtype, np.complexfloating):
+            raise TypeError(
+                "jacfwd with holomorphic=True requires inputs with complex dtype, but "
+                f"got {dtype_name}."
+            )
+    elif not dtypes.issubdtype(dtype, np.floating):
+        raise TypeError(
+            "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+            f"np.floating), but got {dtype_name}. For holomorphic differentiation, "
+            "pass holomorphic=True. For differentiation of non-holomorphic functions "
+            "involving complex inputs or integer inputs, use jax.jvp directly."
+        )
+
+
+def _check_output_dtype_jacfwd(holomorphic, x):
+    dtype, dtype_name = _dtype_name(x)
+    if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
+        raise TypeError(
+            "jacfwd with holomorphic=True requires outputs with complex dtype, but got "
+            f"{dtype_name}."
+        )
 
 
 def _check_scalar(out, holomorphic=False):
-    aval = get_aval(out)
+    try:
+        aval = get_aval(out)
+    except TypeError:
+        raise TypeError(
+            f"Gradient only defined for scalar-output functions. Output was {out}."
+        ) from None
     if aval.shape != ():
         raise TypeError(
             "Gradient only defined for scalar-output functions. Output had shape: "
             f"{aval.shape}."
         )
-    complex_out = dtypes.issubdtype(aval.dtype, np.complexfloating)
-    if holomorphic and not complex_out:
-        raise TypeError(
-            "grad with holomorphic=True requires outputs with complex dtype, but got "
-            f"{aval.dtype.name}."
-        )
-    if complex_out and not holomorphic:
-        raise TypeError(
-            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {aval.dtype.name}. For holomorphic "
-            "differentiation, pass holomorphic=True. For differentiation of "
-            "non-holomorphic functions involving complex outputs, use jax.vjp directly."
-        )
-    if not dtypes.issubdtype(aval.dtype, np.inexact):
-        raise TypeError(
-            "grad requires real- or complex-valued outputs (output dtype that is a "
-            f"sub-dtype of np.inexact), but got {aval.dtype.name}. For holomorphic "
-            "differentiation, pass holomorphic=True."
-        )
+    _check_output_dtype_revderiv("grad", holomorphic, out)
 
 
-def _argnums_partial(fun, args, kwargs, argnums, allow_int, holomorphic=False):
+def _argnums_partial(fun, args, kwargs, argnums, check_input, shown=None):
     """`(partial_fun, diff_args)`: `fun` as a function of `args[argnums]` only, with the
-    other arguments fixed; the differentiated arguments are checked."""
+    other arguments fixed; `check_input(leaf)` checks each differentiated leaf.
+    `shown` is `argnums` as the user wrote it, for messages."""
     for a in argnums:
         if a >= len(args):
+            shown = argnums if shown is None else shown
             raise TypeError(
-                f"differentiating with respect to argnums={argnums} requires at least "
+                f"differentiating with respect to argnums={shown} requires at least "
                 f"{max(argnums) + 1} positional arguments to be passed by the "
                 f"caller, but got only {len(args)} positional arguments."
             )
     diff_args = tuple(args[a] for a in argnums)
     is_key = lambda x: dtypes.is_extended(getattr(x, "dtype", None))  # noqa: E731
     for leaf in tree_util.tree_leaves(diff_args, is_leaf=is_key):
-        _check_grad_input(leaf, allow_int, holomorphic)
+        check_input(leaf)
 
     def partial_fun(*diff):
         full = list(args)
@@ -294,8 +369,11 @@ def value_and_grad(
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
+        check = functools.partial(
+            _check_input_dtype_revderiv, "grad", holomorphic, allow_int
+        )
         partial_fun, diff_args = _argnums_partial(
-            fun, args, kwargs, argnums_t, allow_int, holomorphic
+            fun, args, kwargs, argnums_t, check, argnums
         )
 
         if has_aux:
@@ -360,7 +438,10 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
 
     def jacfun(*args, **kwargs):
-        partial_fun, diff_args = _argnums_partial(fun, args, kwargs, argnums_t, False)
+        check = functools.partial(_check_input_dtype_jacfwd, holomorphic)
+        partial_fun, diff_args = _argnums_partial(
+            fun, args, kwargs, argnums_t, check, argnums
+        )
         d_leaves, d_tree = tree_util.tree_flatten(diff_args)
         d_leaves = [_as_value(x) for x in d_leaves]
 
@@ -379,12 +460,29 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             out, jac_cols, aux = vmap(push, out_axes=(None, -1, None))(*basis)
         else:
             out, jac_cols = vmap(push, out_axes=(None, -1))(*basis)
+        for leaf in tree_util.tree_leaves(out):
+            _check_output_dtype_jacfwd(holomorphic, leaf)
         jac = tree_util.tree_map(
-            lambda col: _split_last(col, d_leaves, d_tree, int_argnums), jac_cols
+            lambda y, col: _split_last(
+                _float0_as_zeros(col, y), d_leaves, d_tree, int_argnums
+            ),
+            out,
+            jac_cols,
         )
         return (jac, aux) if has_aux else jac
 
     return jacfun
+
+
+def _float0_as_zeros(col, y):
+    """Integer outputs have float0 tangents; their Jacobian is zeros of the output's
+    dtype (as JAX)."""
+    from jaxlite import lax
+
+    aval = get_aval(col)
+    if aval.dtype != dtypes.float0:
+        return col
+    return lax.full(aval.shape, 0, get_aval(y).dtype)
 
 
 def _split_last(col, in_leaves, in_tree, int_argnums):
@@ -419,8 +517,11 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
 
     def jacfun(*args, **kwargs):
+        check = functools.partial(
+            _check_input_dtype_revderiv, "jacrev", holomorphic, allow_int
+        )
         partial_fun, diff_args = _argnums_partial(
-            fun, args, kwargs, argnums_t, allow_int
+            fun, args, kwargs, argnums_t, check, argnums
         )
 
         if has_aux:
@@ -428,6 +529,8 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         else:
             out, f_vjp = vjp(partial_fun, *diff_args)
         o_leaves, o_tree = tree_util.tree_flatten(out)
+        for leaf in o_leaves:
+            _check_output_dtype_revderiv("jacrev", holomorphic, leaf)
         basis, total = _std_basis(o_leaves)
         rows = vmap(lambda *cts: f_vjp(tree_util.tree_unflatten(o_tree, cts)))(*basis)
         # rows: pytree like diff_args with leaves [total, *in_shape]; split over outputs
@@ -463,31 +566,67 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Hessian, as `jacfwd(jacrev(fun))`."""
-    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+    inner = jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic)
+    return jacfwd(inner, argnums, has_aux=has_aux, holomorphic=holomorphic)
 
 
 def linear_transpose(fun, *primals, reduce_axes=()):
-    """The transpose of the linear function `fun`, traced at `primals`' shapes."""
+    """The transpose of the linear function `fun`, traced at `primals`' shapes and
+    dtypes (arrays, scalars or `ShapeDtypeStruct`s). Returns a pytree (a `Partial`
+    holding the traced constants) taking one cotangent like `fun`'s output."""
+    from jaxlite.interpreters.partial_eval import abstractify
+
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to transpose is deprecated")
     p_leaves, p_tree = tree_util.tree_flatten(primals)
-    in_avals = [get_aval(_as_value(p)).strip_weak_type() for p in p_leaves]
+    in_avals = [abstractify(p) for p in p_leaves]
     flat_fun, box = _flatten_fun(fun, p_tree)
     closed = trace_to_jaxpr(flat_fun, in_avals)
-    out_tree = box["tree"]
+    out_tree, out_avals = box["tree"], tuple(closed.out_avals)
+    in_dtypes = [a.dtype for a in in_avals]
+    out_dtypes = [a.dtype for a in out_avals]
+    kinds = in_dtypes + out_dtypes
+    if not (
+        all(dtypes.issubdtype(d, np.inexact) for d in kinds)
+        or all(dtypes.issubdtype(d, np.integer) for d in kinds)
+    ):
+        raise TypeError(
+            "linear_transpose only supports [float or complex] -> [float or complex], "
+            f"and integer -> integer functions, but got {in_dtypes} -> {out_dtypes}."
+        )
 
-    def transposed(*cotangent):
-        (cotangent,) = cotangent if len(cotangent) == 1 else (cotangent,)
-        ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
+    def transposed(consts, out_cotangent):
+        ct_leaves, ct_tree = tree_util.tree_flatten(out_cotangent)
         if ct_tree != out_tree:
             raise TypeError(
-                f"cotangent tree does not match function output: expected {out_tree}, "
-                f"got {ct_tree}"
+                "cotangent tree does not match function output, expected "
+                f"{out_tree} but got {ct_tree}"
             )
         cts = [_as_value(c) for c in ct_leaves]
-        cts_in = ad.backward_pass(closed.jaxpr, closed.consts, cts)
-        cts_in = [
-            ad.zeros_like_aval(a) if type(c) is ad.Zero else c
-            for c, a in zip(cts_in, in_avals)
-        ]
-        return tree_util.tree_unflatten(p_tree, cts_in)
+        for ct, aval in zip(cts, out_avals):
+            ct_aval = get_aval(ct)
+            if ct_aval.shape != aval.shape or ct_aval.dtype != aval.dtype:
+                raise TypeError(
+                    "cotangent type does not match function output, expected "
+                    f"{out_avals} but got {ct_leaves}"
+                )
+        cts_in = ad.backward_pass(closed.jaxpr, consts, cts)
+        return tree_util.tree_unflatten(
+            p_tree, [_as_aval(c, a) for c, a in zip(cts_in, in_avals)]
+        )
 
-    return transposed
+    return tree_util.Partial(transposed, list(closed.consts))
+
+
+def _as_aval(x, aval):
+    """`x` (or zeros for a symbolic Zero) with `aval`'s dtype and weak type."""
+    from jaxlite import lax
+
+    if type(x) is ad.Zero:
+        return ad.zeros_like_aval(aval)
+    x_aval = get_aval(x)
+    if x_aval.dtype == aval.dtype and x_aval.weak_type == aval.weak_type:
+        return x
+    return lax.convert_element_type_p.bind(
+        x, new_dtype=aval.dtype, weak_type=aval.weak_type
+    )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import functools
+import inspect
 
 import numpy as np
 
@@ -40,6 +42,48 @@ def _check_axis(axis, ndim, what):
     if not -ndim - 1 <= axis <= ndim:
         raise ValueError(f"vmap {what} {axis} out of range for rank {ndim}")
     return axis
+
+
+def _argument_names(fun, args, kwargs):
+    """How JAX names each array leaf of a vmapped call: `argument x[0]`, `args[2]`,
+    `kwargs['y']`, using the parameter names of `fun`'s signature where it binds."""
+    try:
+        params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
+    except (TypeError, ValueError):
+        params = None
+    names = []
+    for path, _ in tree_util.tree_flatten_with_path(args)[0]:
+        i = path[0].idx
+        if params is None or i >= len(params):
+            names.append(f"args{tree_util.keystr(path)}")
+        else:
+            names.append(f"argument {params[i]}{tree_util.keystr(path[1:])}")
+    for path, _ in tree_util.tree_flatten_with_path(kwargs)[0]:
+        names.append(f"kwargs{tree_util.keystr(path)}")
+    return names
+
+
+def _inconsistent_sizes_error(fun, args, kwargs, dims, sizes):
+    """JAX's ValueError for mapped axes of different sizes: the most common size
+    first, one example argument per size."""
+    names = _argument_names(fun, args, kwargs)
+    counts = collections.Counter(s for s, *_ in sizes).most_common()
+    lines = []
+    for rank, (size, count) in enumerate(counts):
+        _, i, _, aval = next(entry for entry in sizes if entry[0] == size)
+        where = (
+            f"axis {dims[i]} of {names[i]} of type {aval.str_short(short_dtypes=False)}"
+        )
+        if count == 1:
+            lines.append(f"  * one axis had size {size}: {where}")
+        else:
+            many = "most" if rank == 0 else "some"
+            lines.append(
+                f"  * {many} axes ({count} of them) had size {size}, e.g. {where}"
+            )
+    return ValueError(
+        "vmap got inconsistent sizes for array axes to be mapped:\n" + ";\n".join(lines)
+    )
 
 
 def vmap(
@@ -97,14 +141,7 @@ def vmap(
                     "axis_size"
                 )
             if len(distinct) > 1:
-                lines = "\n".join(
-                    f"  * one axis had size {s}: axis {d} of argument {i} of type "
-                    f"{aval.str_short(short_dtypes=False)}"
-                    for s, i, d, aval in sizes
-                )
-                raise ValueError(
-                    f"vmap got inconsistent sizes for array axes to be mapped:\n{lines}"
-                )
+                raise _inconsistent_sizes_error(fun, args, kwargs, dims, sizes)
             size = sizes[0][0]
         elif distinct and distinct != {size}:
             raise ValueError(

@@ -118,10 +118,24 @@ class Array(metaclass=_ArrayType):
     def __repr__(self):
         v = np.asarray(self._value)
         weak = ", weak_type=True" if self.weak_type else ""
+        dtype_str = f"dtype={v.dtype.name}{weak})"
+        line_width = np.get_printoptions()["linewidth"]
         if v.size == 0 and v.ndim:
-            return f"Array([], shape={v.shape}, dtype={v.dtype.name}{weak})"
-        body = np.array2string(v, prefix="Array(", separator=", ")
-        return f"Array({body}, dtype={v.dtype.name}{weak})"
+            body = f"[], shape={v.shape}"
+        else:
+            body = np.array2string(
+                v,
+                prefix="Array(",
+                suffix=",",
+                separator=", ",
+                max_line_width=line_width,
+            )
+        # As JAX: a last line too long for the dtype gets a wider gap before it.
+        last_line_len = len(body) - body.rfind("\n") + 1
+        sep = " "
+        if last_line_len + len(dtype_str) + 1 > line_width:
+            sep = " " * len("Array(")
+        return f"Array({body},{sep}{dtype_str}"
 
     def __str__(self):
         return str(np.asarray(self._value))
@@ -160,7 +174,14 @@ class Array(metaclass=_ArrayType):
         return self
 
     def __dlpack__(self, *args, **kwargs):
-        return np.asarray(self._value).__dlpack__(*args, **kwargs)
+        # Zero-copy and read-only, as JAX exports; a consumer without DLPack 1.0's
+        # read-only flag gets the buffer itself.
+        view = np.asarray(self._value).view()
+        view.flags.writeable = False
+        try:
+            return view.__dlpack__(*args, **kwargs)
+        except BufferError:
+            return np.asarray(self._value).__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
         return np.asarray(self._value).__dlpack_device__()

@@ -90,11 +90,52 @@ def _check_matmul_precision(name, value):
     return value
 
 
+def _check_nonnegative_int(name, value):
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = -1
+    if number < 0 or (isinstance(value, float) and value != number):
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}.")
+    return number
+
+
 def _check_optional_str(name, value):
     if value is not None and not isinstance(value, str):
         raise ValueError(
             f"{name} must be None or a string, got {value!r} of type {type(value)}."
         )
+    return value
+
+
+_PRNG_IMPLS = (
+    "threefry2x32",
+    "threefry4x32",
+    "rbg",
+    "unsafe_rbg",
+    "philox2x32",
+    "philox4x32",
+)
+
+
+def _check_prng_impl(name, value):
+    if value not in _PRNG_IMPLS:
+        raise ValueError(
+            f"new enum value must be in {list(_PRNG_IMPLS)}, got {value!r} of type "
+            f"{type(value)}."
+        )
+    if value != "threefry2x32":
+        raise NotImplementedError(
+            f'{name}={value!r}: jaxlite implements only the "threefry2x32" PRNG '
+            "(JAX's default); leave the option at its default."
+        )
+    return value
+
+
+def _check_legacy_key(name, value):
+    value = getattr(value, "value", value)  # JAX's LegacyPrngKeyState members
+    if value not in ("allow", "warn", "error"):
+        raise ValueError(f"{value!r} is not a valid LegacyPrngKeyState")
     return value
 
 
@@ -135,6 +176,29 @@ _OPTIONS = {
     "jax_platform_name": _Option(None, "JAX_PLATFORM_NAME", _check_optional_str),
     # jaxlite's own: keep freed array buffers for reuse (jaxlite.backend.memory).
     "jaxlite_malloc_tuning": _Option(True, "JAXLITE_MALLOC_TUNING", _check_bool),
+    # jaxlite's own: float32 transcendental functions (exp, tanh, sin, ...) of arrays
+    # with at most this many elements are computed as XLA:CPU computes them, equal to
+    # JAX bit for bit, at the cost of tens of NumPy calls (or one C call per element);
+    # larger arrays use NumPy's ufuncs, within a few ulp (jaxlite.lax.xla_float32).
+    # 0 turns the exact kernels off.
+    "jaxlite_xla_exact_math_limit": _Option(
+        1024, "JAXLITE_XLA_EXACT_MATH_LIMIT", _check_nonnegative_int
+    ),
+    # Debugging and PRNG switches of JAX (see `jaxlite.cache_misses` for the ones jit
+    # reads; the others are accepted and read back, with nothing to switch here).
+    "jax_check_tracer_leaks": _Option(False, "JAX_CHECK_TRACER_LEAKS", _check_bool),
+    "jax_debug_key_reuse": _Option(False, "JAX_DEBUG_KEY_REUSE", _check_bool),
+    "jax_explain_cache_misses": _Option(False, "JAX_EXPLAIN_CACHE_MISSES", _check_bool),
+    "jax_no_tracing": _Option(False, "JAX_NO_TRACING", _check_bool),
+    "jax_no_execution": _Option(False, "JAX_NO_EXECUTION", _check_bool),
+    "jax_enable_checks": _Option(False, "JAX_ENABLE_CHECKS", _check_bool),
+    "jax_default_prng_impl": _Option(
+        "threefry2x32", "JAX_DEFAULT_PRNG_IMPL", _check_prng_impl
+    ),
+    "jax_enable_custom_prng": _Option(False, "JAX_ENABLE_CUSTOM_PRNG", _check_bool),
+    "jax_legacy_prng_key": _Option("allow", "JAX_LEGACY_PRNG_KEY", _check_legacy_key),
+    "jax_softmax_custom_jvp": _Option(False, "JAX_SOFTMAX_CUSTOM_JVP", _check_bool),
+    "jax_allow_f16_reductions": _Option(True, "JAX_ALLOW_F16_REDUCTIONS", _check_bool),
 }
 
 # Options whose value changes what tracing produces, in `trace_context` order.
@@ -146,7 +210,12 @@ _TRACE_OPTIONS = (
     "jax_numpy_rank_promotion",
     "jax_numpy_dtype_promotion",
     "jax_default_matmul_precision",
+    "jax_softmax_custom_jvp",
+    "jax_allow_f16_reductions",
+    "jaxlite_xla_exact_math_limit",
 )
+# The names of `config.trace_context`'s entries, in order (for cache-miss messages).
+TRACE_OPTIONS = _TRACE_OPTIONS
 
 
 class Config:
@@ -165,7 +234,9 @@ class Config:
         self.disable_jit = values["jax_disable_jit"]
         # debug_nans hook: one bool each for the hot paths (jaxlite.debug_nans).
         self.debug_checks = self.debug_nans or self.debug_infs
-        self.jit_slow_path = self.disable_jit or self.debug_checks
+        self.no_execution = values["jax_no_execution"]
+        self.jit_slow_path = self.disable_jit or self.debug_checks or self.no_execution
+        self.xla_exact_math_limit = values["jaxlite_xla_exact_math_limit"]
         self.trace_context = tuple(values[name] for name in _TRACE_OPTIONS)
 
     def _unknown(self, name):
@@ -230,6 +301,9 @@ def _temporarily(name, value):
         config.update(name, previous)
 
 
+_REQUIRED = object()
+
+
 class State:
     """A boolean option as JAX exposes it at top level (`jax.debug_nans`,
     `jax.enable_x64`): `.value` reads it, calling it gives a context manager
@@ -244,6 +318,20 @@ class State:
         return config.read(self.name)
 
     def __call__(self, new_val=True):
+        return _temporarily(self.name, new_val)
+
+
+class EnumState(State):
+    """A State whose value is not a bool (`jax.default_prng_impl`): its context
+    manager needs the new value."""
+
+    def __call__(self, new_val=_REQUIRED):
+        if new_val is _REQUIRED:
+            raise TypeError(
+                f"Context manager for {self.name.removeprefix('jax_')} config option "
+                "requires an argument representing the new value for the config "
+                "option."
+            )
         return _temporarily(self.name, new_val)
 
     def __repr__(self):
@@ -263,6 +351,58 @@ debug_infs = State(
     "jax_debug_infs",
     "Inf checking: `with debug_infs(True):` raises FloatingPointError where an "
     "inf is produced inside its block (see jaxlite.debug_nans).",
+)
+
+check_tracer_leaks = State(
+    "jax_check_tracer_leaks",
+    "Tracer leak checking: jaxlite always checks for leaked tracers (a leaked one "
+    "raises UnexpectedTracerError where it is used), so this only reads back.",
+)
+debug_key_reuse = State(
+    "jax_debug_key_reuse",
+    "Key reuse checking of typed PRNG keys: accepted; jaxlite does not track it.",
+)
+explain_cache_misses = State(
+    "jax_explain_cache_misses",
+    "Inside the block, each jit tracing cache miss logs (WARNING, logger "
+    "`jaxlite.cache_misses`) why the previous entries did not match.",
+)
+no_tracing = State(
+    "jax_no_tracing",
+    "Inside the block, a jit cache miss (a new trace) raises RuntimeError.",
+)
+no_execution = State(
+    "jax_no_execution",
+    "Inside the block, running anything (an eager operation or a jit call) raises "
+    "RuntimeError; tracing (make_jaxpr, eval_shape) still works.",
+)
+enable_checks = State(
+    "jax_enable_checks",
+    "Internal invariant checking: accepted; jaxlite's checks are always on.",
+)
+threefry_partitionable = State(
+    "jax_threefry_partitionable",
+    "Threefry counters by flat element index (JAX's default and jaxlite's only mode).",
+)
+default_prng_impl = EnumState(
+    "jax_default_prng_impl",
+    'The default PRNG implementation; jaxlite has only "threefry2x32".',
+)
+enable_custom_prng = State(
+    "jax_enable_custom_prng",
+    "Custom PRNG implementations: accepted and read back.",
+)
+legacy_prng_key = EnumState(
+    "jax_legacy_prng_key",
+    'What raw uint32 keys passed to jax.random do: "allow", "warn" or "error".',
+)
+softmax_custom_jvp = State(
+    "jax_softmax_custom_jvp",
+    "Inside the block, jax.nn.softmax uses its custom JVP rule.",
+)
+allow_f16_reductions = State(
+    "jax_allow_f16_reductions",
+    "Whether reduce_sum on float16/bfloat16 is allowed (read back by jaxlite).",
 )
 
 

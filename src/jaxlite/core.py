@@ -23,7 +23,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from jaxlite import dtypes
+from jaxlite import dtypes, source_info
 from jaxlite.config import config
 from jaxlite.errors import (
     ConcretizationTypeError,
@@ -426,14 +426,17 @@ def _literal_text(val, weak):
 
 
 class JaxprEqn:
-    __slots__ = ("primitive", "invars", "params", "outvars", "effects")
+    __slots__ = ("primitive", "invars", "params", "outvars", "effects", "source_info")
 
-    def __init__(self, primitive, invars, params, outvars, effects=no_effects):
+    def __init__(
+        self, primitive, invars, params, outvars, effects=no_effects, source_info=None
+    ):
         self.primitive = primitive
         self.invars = invars
         self.params = params
         self.outvars = outvars
         self.effects = effects
+        self.source_info = source_info  # a source_info.SourceInfo, when captured
 
     def replace(self, **kwargs):
         fields = {name: getattr(self, name) for name in self.__slots__}
@@ -470,13 +473,16 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars."""
 
-    __slots__ = ("jaxpr", "consts", "_compiled")
+    # The backend caches the executable here, and, apart, the one compiled as the body
+    # of a loop (see `backend.numpy_backend.compile`).
+    __slots__ = ("jaxpr", "consts", "_compiled", "_compiled_in_loop")
 
     def __init__(self, jaxpr, consts):
         assert len(jaxpr.constvars) == len(consts)
         self.jaxpr = jaxpr
         self.consts = list(consts)
         self._compiled = None
+        self._compiled_in_loop = None
 
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
@@ -517,8 +523,24 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
         env[v] = val
     for v, val in zip(jaxpr.invars, args):
         env[v] = val
+    if source_info.is_capturing():  # re-bound equations keep their user source line
+        return _eval_jaxpr_with_source(jaxpr, env)
     for eqn in jaxpr.eqns:
         outs = eqn.primitive.bind(*unsafe_map(read, eqn.invars), **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for v, val in zip(eqn.outvars, outs):
+            env[v] = val
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _eval_jaxpr_with_source(jaxpr, env):
+    def read(x):
+        return x.val if type(x) is Literal else env[x]
+
+    for eqn in jaxpr.eqns:
+        with source_info.override(eqn.source_info):
+            outs = eqn.primitive.bind(*unsafe_map(read, eqn.invars), **eqn.params)
         if not eqn.primitive.multiple_results:
             outs = [outs]
         for v, val in zip(eqn.outvars, outs):
@@ -858,14 +880,17 @@ def _sub_jaxprs(params):
 
 
 def _shared_jaxprs(top):
-    """The sub-jaxprs that occur more than once (the same object), in breadth-first
-    order, with unique names: the `name` of the equation that calls them (`<lambda>`
-    becomes `lambda`), else `jaxpr`; a repeated name gets a counter (`lambda1`)."""
+    """The sub-jaxprs that occur more than once (the same object) or have more than 10
+    equations, in breadth-first order, with unique names: the `name` of the equation
+    that calls them (`<lambda>` becomes `lambda`), else `jaxpr`; a repeated name gets a
+    counter (`lambda1`)."""
     counts, names = {}, {}
     queue = collections.deque([top])
     while queue:
         jaxpr = queue.popleft()
         counts[jaxpr] = counts.get(jaxpr, 0) + 1
+        if jaxpr is not top and len(jaxpr.eqns) > 10:  # big ones print apart too
+            counts[jaxpr] += 1
         for eqn in jaxpr.eqns:
             name = eqn.params.get("name")
             for sub in _sub_jaxprs(eqn.params):
@@ -888,7 +913,8 @@ def _shared_jaxprs(top):
 
 def pretty_print(jaxpr):
     """A jaxpr in JAX's text format. Sub-jaxprs used more than once (a jitted function
-    called twice) are printed once, first, as `let name = { lambda ... } in`."""
+    called twice) or longer than 10 equations are printed once, first, as
+    `let name = { lambda ... } in`."""
     jaxpr = _open(jaxpr)
     namer = _Namer()
     namer.shared = _shared_jaxprs(jaxpr)

@@ -24,6 +24,7 @@ from jaxlite.lax.custom_derivatives import (
     custom_vjp_call_p,
     zero_from_primal,
 )
+from jaxlite.lax.linear_call import linear_call
 
 
 def _as_value(x):
@@ -136,5 +137,6 @@ __all__ = [
     "custom_jvp_call_p",
     "custom_vjp",
     "custom_vjp_call_p",
+    "linear_call",
     "zero_from_primal",
 ]

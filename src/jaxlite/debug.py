@@ -23,10 +23,23 @@ import numpy as np
 
 from jaxlite import tree_util
 from jaxlite.core import Tracer, _state, eval_trace
+from jaxlite.debug_sharding import (
+    inspect_array_sharding,
+    visualize_array_sharding,
+    visualize_sharding,
+)
 from jaxlite.debugger import breakpoint  # noqa: A004  (JAX's name)
 from jaxlite.lax import callbacks as _cb
 
-__all__ = ["breakpoint", "callback", "print", "log"]
+__all__ = [
+    "breakpoint",
+    "callback",
+    "print",
+    "log",
+    "inspect_array_sharding",
+    "visualize_array_sharding",
+    "visualize_sharding",
+]
 
 
 def _split_callback_args(args, kwargs):

@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from jaxlite import backend, tree_util
+from jaxlite import backend, cache_misses, tree_util
 from jaxlite.backend import lowering_rules
 from jaxlite.config import config
 from jaxlite.core import (
@@ -102,7 +102,12 @@ def _to_numpy(x):
         return np.array(x, dtypes.canonicalize_dtype(x.dtype))
     from jaxlite import dtypes
 
-    return dtypes.coerce_to_array(x)[()]
+    try:
+        return dtypes.coerce_to_array(x)[()]
+    except TypeError:
+        if isinstance(getattr(x, "aval", None), ShapedArray):  # a token: no data
+            return None
+        raise
 
 
 def _check_hashable(value, argname):
@@ -116,6 +121,38 @@ def _check_hashable(value, argname):
             f"(static argument {argname}; pass a hashable value such as a tuple, or make "
             "the argument a traced array instead of a static one.)"
         ) from None
+
+
+def _flatten_arrays(x, vals, sig):
+    """For the hot path: append the leaves of `x`, a pytree of dicts, lists, tuples
+    and None over Arrays, to `vals` in `tree_flatten`'s order (dict keys sorted), and
+    its structure and leaf signatures to `sig`. False for any other pytree."""
+    t = type(x)
+    if t is dict:
+        try:
+            keys = tuple(sorted(x))
+        except TypeError:
+            return False
+        sig.append((dict, keys))
+        children = [x[k] for k in keys]
+    elif t is list or t is tuple:
+        sig.append((t, len(x)))
+        children = x
+    elif t is Array:
+        children = (x,)
+    elif x is None:
+        sig.append(None)
+        return True
+    else:
+        return False
+    for c in children:
+        if type(c) is Array:
+            v = c._value
+            vals.append(v)
+            sig += (v.shape, v.dtype, c.weak_type)
+        elif not _flatten_arrays(c, vals, sig):
+            return False
+    return True
 
 
 class _JitCache:
@@ -190,17 +227,25 @@ class JitFunction:
         if config.jit_slow_path:  # disable_jit or debug_nans/infs: see _call_debug
             return self._call_debug(args, kwargs)
         if not kwargs and _state.trace is eval_trace:
-            # Fast path: positional Array arguments whose signature was seen before.
+            # Fast path: positional Arrays (or dicts, lists and tuples of them) whose
+            # signature was seen before; static ones enter the key as (type, value).
             vals = []
             sig = [config.trace_context]
-            for a in args:
-                if type(a) is not Array:
+            static = self.static_argnums
+            for i, a in enumerate(args):
+                if static and i in static:
+                    sig.append((type(a), a))
+                elif type(a) is Array:
+                    v = a._value
+                    vals.append(v)
+                    sig += (v.shape, v.dtype, a.weak_type)
+                elif not _flatten_arrays(a, vals, sig):
                     break
-                v = a._value
-                vals.append(v)
-                sig += (v.shape, v.dtype, a.weak_type)
             else:
-                hit = self._fast.get(tuple(sig))
+                try:
+                    hit = self._fast.get(tuple(sig))
+                except TypeError:  # an unhashable static argument: see the slow path
+                    hit = None
                 if hit is not None:
                     fun, out_weak, out_tree = hit
                     outs = fun(*vals)
@@ -232,6 +277,7 @@ class JitFunction:
         if _state.trace is not eval_trace:
             outs = jit_p.bind(*leaves, name=self._name, jaxpr=closed)
             return tree_util.tree_unflatten(out_tree, outs)
+        cache_misses.check_execution(f"jit({self._name})")  # jax_no_execution
         vals = exe(*map(_to_numpy, leaves))
         check_jit_outputs(self.fun, self._name, args, kwargs, vals)
         outs = [Array(o, w) for o, w in zip(vals, out_weak)]
@@ -251,21 +297,24 @@ class JitFunction:
         key = (treedef, sig, statics, context, batching.axis_env())
         entry = self._cache.get(key)
         if entry is None:
+            cache_misses.on_miss(self, key, args, kwargs)  # no_tracing, explain
             entry = self._compile(args, kwargs, leaves, treedef, sig)
             if entry[1] is None:  # closes over an enclosing trace's tracers: no caching
                 return leaves, entry
             self._cache[key] = entry
-            if not kwargs and not self._has_static and not key[-1]:
+            if not kwargs and not key[-1]:
                 self._remember_fast(args, entry, context)
         return leaves, entry
 
     def _remember_fast(self, args, entry, context):
-        if any(type(a) is not Array for a in args):
-            return
-        closed, exe, out_tree, out_weak = entry
+        static = self.static_argnums
         sig = [context]
-        for a in args:
-            sig += (a._value.shape, a._value.dtype, a.weak_type)
+        for i, a in enumerate(args):
+            if i in static:
+                sig.append((type(a), a))
+            elif not _flatten_arrays(a, [], sig):
+                return
+        closed, exe, out_tree, out_weak = entry
         single = out_tree == tree_util.tree_structure(0)
         self._fast[tuple(sig)] = (
             exe.fun,
@@ -305,6 +354,9 @@ class JitFunction:
         an outer traced value): such a call is only ever bound as a `jit` equation,
         whose tracer constants the enclosing trace turns into operands."""
         closed, out_tree = self._trace(args, kwargs, leaves, treedef, sig)
+        from jaxlite.lax.tokens import box_token_outputs
+
+        out_tree = box_token_outputs(out_tree, closed.out_avals)  # tokens stay Tokens
         out_weak = [a.weak_type for a in closed.out_avals]
         if any(isinstance(c, Tracer) for c in closed.consts):
             return closed, None, out_tree, out_weak

@@ -313,12 +313,23 @@ class LinearizeTrace(Trace):
     """Routes each primitive: onto the linear jaxpr if it reads a tangent, else to the
     enclosing trace (so primal work happens now and its results become residuals)."""
 
-    def __init__(self, parent, tangent_trace):
+    def __init__(self, parent, tangent_trace, residuals=None):
         self.parent = parent
         self.tangent_trace = tangent_trace
+        # id -> concrete value computed on the known side (kept alive here), so that a
+        # scalar residual becomes a constvar of the linear jaxpr, not a literal.
+        self.residuals = residuals
 
     def __repr__(self):
         return "LinearizeTrace"
+
+    def process_known(self, prim, args, params):
+        outs = self.parent.process_primitive(prim, args, params)
+        if self.residuals is not None:
+            for o in outs:
+                if type(o) is Array:
+                    self.residuals[id(o)] = o
+        return outs
 
     def is_unknown(self, x):
         return isinstance(x, JaxprTracer) and x._trace is self.tangent_trace
@@ -328,7 +339,7 @@ class LinearizeTrace(Trace):
             args, params = convert_closure(args, params)
         unknown = [self.is_unknown(x) for x in args]
         if not any(unknown):
-            return self.parent.process_primitive(prim, args, params)
+            return self.process_known(prim, args, params)
         rule = partial_eval_rules.get(prim)
         if rule is not None and not all(unknown):
             return rule(self, args, params)
@@ -339,20 +350,39 @@ class LinearizeTrace(Trace):
         return self.tangent_trace.is_live
 
 
-def partial_eval_jaxpr(closed, in_unknowns, instantiate=False):
+class _OrderedLinearizeTrace(LinearizeTrace):
+    """A LinearizeTrace between two jaxpr traces that also lists the equations it
+    records on either side, in program order."""
+
+    def __init__(self, parent, tangent_trace, order):
+        super().__init__(parent, tangent_trace)
+        self.order = order
+
+    def process_primitive(self, prim, args, params):
+        n_known, n_unknown = len(self.parent.eqns), len(self.tangent_trace.eqns)
+        outs = super().process_primitive(prim, args, params)
+        self.order += self.parent.eqns[n_known:] + self.tangent_trace.eqns[n_unknown:]
+        return outs
+
+
+def partial_eval_jaxpr(closed, in_unknowns, instantiate=False, order=None):
     """Split `closed` into a known part and an unknown part.
 
     Returns `(known, unknown, out_unknowns, num_res)`: `known` maps the known inputs to
     the known outputs followed by `num_res` residuals; `unknown` maps the residuals
     followed by the unknown inputs to the unknown outputs. `instantiate` (a bool or one
     per output) forces outputs to be unknown. Effectful equations whose inputs are all
-    known stay on the known side, so they run exactly once.
+    known stay on the known side, so they run exactly once. A list passed as `order`
+    receives the equations of both parts in program order.
     """
     from jaxlite.core import Jaxpr, eval_jaxpr
 
     known_trace = DynamicJaxprTrace()
     unknown_trace = DynamicJaxprTrace(parent=known_trace)  # residuals are known values
-    router = LinearizeTrace(known_trace, unknown_trace)
+    if order is None:
+        router = LinearizeTrace(known_trace, unknown_trace)
+    else:
+        router = _OrderedLinearizeTrace(known_trace, unknown_trace, order)
     args = [
         unknown_trace.new_arg(a) if u else known_trace.new_arg(a)
         for a, u in zip(closed.in_avals, in_unknowns)
@@ -395,16 +425,25 @@ def _forward_into(trace, value):
     return JaxprTracer(trace, var)
 
 
-def linearize_flat(fun, primals):
+def linearize_flat(fun, primals, literal_primals=None):
     """`(primal_outs, linear ClosedJaxpr from input tangents to output tangents)`.
 
     Output tangents that are symbolically zero appear as literals or zeros in the jaxpr.
+    The linear jaxpr's constants are its residuals, as in JAX: first the primal inputs
+    it reads (in input order), then the values computed by the primal pass, in order of
+    first use. Scalars stay residuals too, except the primals flagged in
+    `literal_primals` (those the user passed as Python scalars), which are literals.
     """
     from jaxlite.core import current_trace
 
     parent = current_trace()
     tangent_trace = DynamicJaxprTrace()
-    lin_trace = LinearizeTrace(parent, tangent_trace)
+    residuals = {}
+    for i, p in enumerate(primals):
+        if type(p) is Array and not (literal_primals and literal_primals[i]):
+            residuals[id(p)] = p
+    tangent_trace.residual_ids = residuals
+    lin_trace = LinearizeTrace(parent, tangent_trace, residuals)
     tangents = []
     for p in primals:
         t_aval = tangent_aval(get_aval(p))
@@ -422,11 +461,30 @@ def linearize_flat(fun, primals):
             tangent_outs.append(t)
         with set_current_trace(tangent_trace):
             tangent_outs = [instantiate(t) for t in tangent_outs]
-        linear = tangent_trace.to_jaxpr(tangent_outs)
+        linear = _inputs_first(tangent_trace.to_jaxpr(tangent_outs), primals)
     finally:
         tangent_trace.is_live = False
         jvp_trace.is_live = False
     return primal_outs, linear
+
+
+def _inputs_first(closed, primals):
+    """`closed` with the residuals that are primal inputs moved first, in input order."""
+    from jaxlite.core import ClosedJaxpr, Jaxpr
+
+    j = closed.jaxpr
+    position = {id(p): i for i, p in reversed(list(enumerate(primals)))}
+    pairs = list(zip(j.constvars, closed.consts))
+    inputs = sorted(
+        (pair for pair in pairs if id(pair[1]) in position),
+        key=lambda pair: position[id(pair[1])],
+    )
+    if not inputs:
+        return closed
+    rest = [pair for pair in pairs if id(pair[1]) not in position]
+    constvars = [v for v, _ in inputs + rest]
+    consts = [c for _, c in inputs + rest]
+    return ClosedJaxpr(Jaxpr(constvars, j.invars, j.outvars, j.eqns, j.effects), consts)
 
 
 # ----------------------------------------------------------------------------------------
@@ -525,9 +583,9 @@ def transpose_jaxpr_call(cts, args, closed):
     return [next(cts_lin) if lin else None for lin in linear]
 
 
-def vjp_flat(fun, primals):
+def vjp_flat(fun, primals, literal_primals=None):
     """`(primal_outs, vjp_fun)` where `vjp_fun(cts_out) -> cts_in` (flat lists)."""
-    primal_outs, linear = linearize_flat(fun, primals)
+    primal_outs, linear = linearize_flat(fun, primals, literal_primals)
 
     def vjp_fun(cts_out):
         return backward_pass(linear.jaxpr, linear.consts, cts_out)

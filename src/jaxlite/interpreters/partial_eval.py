@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-from jaxlite import dtypes
+from jaxlite import dtypes, source_info
 from jaxlite.core import (
     Array,
     ClosedJaxpr,
@@ -113,6 +113,9 @@ class DynamicJaxprTrace(Trace):
         self.constvars = []
         self.consts = []
         self._const_ids = {}
+        # ids of scalar Arrays that stay constvars rather than literals: the residuals
+        # of a linearization (kept alive by their owner, see ad.linearize_flat).
+        self.residual_ids = ()
         self.debug_info = debug_info
         self.is_live = True
 
@@ -139,7 +142,7 @@ class DynamicJaxprTrace(Trace):
             return self._constvar(x, x.aval)
         t = type(x)
         if t is Array:
-            if not x._value.shape:
+            if not x._value.shape and id(x) not in self.residual_ids:
                 return Literal(x, ShapedArray((), x._value.dtype, x.weak_type))
             return self._constvar(x, x.aval)
         if t in (int, float, bool, complex):
@@ -178,7 +181,10 @@ class DynamicJaxprTrace(Trace):
         atoms = [self.to_atom(x) for x in args]
         out_avals, effects = abstract_eval(prim, [a.aval for a in atoms], params)
         outvars = [Var(a) for a in out_avals]
-        self.eqns.append(JaxprEqn(prim, atoms, params, outvars, frozenset(effects)))
+        eqn = JaxprEqn(prim, atoms, params, outvars, frozenset(effects))
+        if source_info.is_capturing():
+            eqn.source_info = source_info.current()
+        self.eqns.append(eqn)
         return [JaxprTracer(self, v) for v in outvars]
 
     def to_jaxpr(self, outs):

@@ -49,3 +49,5 @@ from jaxlite.lax import linalg  # noqa: F401
 from jaxlite.lax.rng import *  # noqa: F403
 from jaxlite.lax.ragged import *  # noqa: F403
 from jaxlite.lax.platform import *  # noqa: F403
+from jaxlite.lax.tokens import *  # noqa: F403
+from jaxlite.lax.tokens import after_all_p, create_token_p  # noqa: F401

@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 
-from jaxlite import dtypes, effects, tree_util
+from jaxlite import dtypes, effects, errors, tree_util
 from jaxlite.backend import lowering_rules
 from jaxlite.core import (
     Array,
@@ -247,8 +247,9 @@ def _declared_pytree(result_tree, result_avals):
 
 
 def _result_error(msg, cb, result_avals):
+    # JAX's class for it (a RuntimeError), raised directly: no XLA wrapping to undo.
     declared = _declared_pytree(cb.result_tree, result_avals)
-    return RuntimeError(
+    return errors.JaxRuntimeError(
         f"{msg}\nThe host function {_fn_name(cb.callback_func)} called by "
         f"jaxlite.{cb.what} returned a value that does not match its declared "
         f"result_shape_dtypes {declared!r}."

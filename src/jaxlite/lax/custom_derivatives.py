@@ -37,6 +37,7 @@ from jaxlite.core import (
     jaxpr_as_fun,
     set_current_trace,
 )
+from jaxlite.errors import UnexpectedTracerError
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.ad import JVPTrace, LinearizeTrace, Zero
 from jaxlite.interpreters.batching import BatchTrace
@@ -377,17 +378,12 @@ class custom_jvp:  # noqa: N801  (JAX's name)
                 f"No JVP defined for custom_jvp function {_name(self.fun)} using defjvp."
             )
         args = _resolve_args(self.fun, args, kwargs)
-        nondiff = {i: args[i] for i in self.nondiff_argnums}
-        for i, a in nondiff.items():
-            if isinstance(a, Tracer):
-                raise TypeError(
-                    f"custom_jvp nondiff_argnums argument {i} of {_name(self.fun)} is a "
-                    "traced value; nondiff_argnums are for static (non-array) arguments. "
-                    "Pass arrays as ordinary arguments and use stop_gradient instead."
-                )
+        # Traced nondiff arguments are constants of the rule: no derivative flows
+        # through them (JAX stages them behind stop_gradient).
+        nondiff = {i: _stop_tracers(args[i]) for i in self.nondiff_argnums}
         diff_args = [a for i, a in enumerate(args) if i not in nondiff]
         leaves, in_tree = tree_util.tree_flatten(diff_args)
-        leaves = [_as_jax_value(x) for x in leaves]
+        leaves = _as_jax_values(leaves)
         out_tree_box = []
 
         def rebuild(diff):
@@ -404,7 +400,14 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             p = tree_util.tree_unflatten(in_tree, primals)
             t = tree_util.tree_unflatten(in_tree, tangents)
             nd = [nondiff[i] for i in sorted(nondiff)]
-            out, out_t = self.jvp(*nd, tuple(p), tuple(t))
+            result = self.jvp(*nd, tuple(p), tuple(t))
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise TypeError(
+                    f"Custom JVP rule {_name(self.jvp)} for function {_name(self.fun)} "
+                    "must produce a pair (list or tuple of length two) representing "
+                    f"primal and tangent outputs, but got {result}."
+                )
+            out, out_t = result
             out_leaves, out_tree = tree_util.tree_flatten(out)
             t_leaves, t_tree = tree_util.tree_flatten(out_t)
             if t_tree != out_tree:
@@ -413,6 +416,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
                     "produce primal and tangent outputs with equal container (pytree) "
                     f"structures, but got {out_tree} and {t_tree} respectively."
                 )
+            _check_jvp_types(out_leaves, t_leaves)
             out_tree_box.append(out_tree)
             return out_leaves, t_leaves
 
@@ -427,12 +431,98 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         return tree_util.tree_unflatten(out_tree_box[-1], outs)
 
 
+def _stop_tracers(tree):
+    from jaxlite.lax.elementwise import stop_gradient
+
+    def stop(x):
+        return stop_gradient(x) if isinstance(x, Tracer) else x
+
+    return tree_util.tree_map(stop, tree)
+
+
+def _check_jvp_types(primals, tangents):
+    """Each tangent output has its primal output's tangent type (as JAX checks)."""
+    for p, t in zip(primals, tangents):
+        if t is None or isinstance(t, (Zero, SymbolicZero)):
+            continue
+        p_aval, t_aval = get_aval(p), get_aval(t)
+        expected = ad.tangent_aval(p_aval)
+        if t_aval.shape != expected.shape or t_aval.dtype != expected.dtype:
+            raise TypeError(
+                "Custom JVP rule must produce primal and tangent outputs with "
+                "corresponding shapes and dtypes. Expected "
+                f"{expected.str_short(short_dtypes=False)} (tangent type of "
+                f"{p_aval.str_short(short_dtypes=False)}) but got "
+                f"{t_aval.str_short(short_dtypes=False)}."
+            )
+
+
+class _Sentinel:
+    """A leaf standing for one primal input leaf while matching bwd outputs."""
+
+
+def _flatten_bwd_output(cts_in, diff_args, in_tree, in_avals):
+    """The flat cotangents a custom_vjp bwd rule returned (None for zeros), after
+    checking them against the primal inputs as JAX does: a tuple with one entry per
+    argument, each None or of the argument's structure, with matching shapes."""
+    n_args = len(diff_args)
+    if isinstance(cts_in, list) and len(cts_in) == n_args:
+        cts_in = tuple(cts_in)
+    expected = tuple(
+        tree_util.tree_unflatten(in_tree, [_Sentinel()] * in_tree.num_leaves)
+    )
+    ct_leaves, ct_tree = tree_util.tree_flatten(cts_in, is_leaf=lambda x: x is None)
+    try:
+        if not isinstance(cts_in, tuple):
+            raise ValueError
+        refs = ct_tree.flatten_up_to(expected)
+        for ct, ref in zip(ct_leaves, refs):
+            if ct is not None and not isinstance(ref, _Sentinel):
+                raise ValueError
+    except Exception:
+        raise TypeError(
+            "Custom VJP bwd rule must produce an output with the same container "
+            "(pytree) structure as the args tuple of the primal function, and in "
+            "particular must produce a tuple of length equal to the number of "
+            "arguments to the primal function, but got bwd output structure "
+            f"{tree_util.tree_structure(cts_in)} for primal input structure "
+            f"{tree_util.tree_structure(tuple(diff_args))}."
+        ) from None
+    flat = []
+    for ct, ref in zip(ct_leaves, refs):
+        flat.extend([None] * len(tree_util.tree_leaves(ref)) if ct is None else [ct])
+    paths = [p for p, _ in tree_util.tree_flatten_with_path(expected)[0]]
+    for ct, aval, path in zip(flat, in_avals, paths):
+        if ct is None or isinstance(ct, (Zero, SymbolicZero)):
+            continue
+        ct_aval = get_aval(ct)
+        if ct_aval.shape != aval.shape:
+            raise ValueError(
+                "Custom VJP bwd rule must produce an output with the same type as the "
+                "args tuple of the primal function, but at "
+                f"output{tree_util.keystr(path)} the bwd rule produced an output of "
+                f"type {ct_aval.str_short(short_dtypes=False)} corresponding to an "
+                f"input of type {aval.str_short(short_dtypes=False)}, so the shapes "
+                "do not match"
+            )
+    return flat
+
+
 def _as_jax_value(x):
     if isinstance(x, Tracer) or hasattr(x, "aval"):
         return x
     from jaxlite.numpy import asarray
 
     return asarray(x)
+
+
+def _as_jax_values(leaves):
+    """Eagerly the function runs on its arguments as given (as JAX: Python scalars in
+    give Python scalars out where the function computes with them); under a
+    transformation they become arrays."""
+    if type(_state.trace) is EvalTrace:
+        return list(leaves)
+    return [_as_jax_value(x) for x in leaves]
 
 
 # ----------------------------------------------------------------------------------------
@@ -648,9 +738,23 @@ class custom_vjp:  # noqa: N801  (JAX's name)
             )
         args = _resolve_args(self.fun, args, kwargs)
         nondiff = {i: args[i] for i in self.nondiff_argnums}
+        if any(
+            isinstance(x, Tracer)
+            for a in nondiff.values()
+            for x in tree_util.tree_leaves(a)
+        ):
+            raise UnexpectedTracerError(
+                "Found a JAX Tracer object passed as an argument to a custom_vjp "
+                "function in a position indicated by nondiff_argnums as "
+                "non-differentiable. Tracers cannot be passed as non-differentiable "
+                "arguments to custom_vjp functions; instead, nondiff_argnums should "
+                "only be used for arguments that can't be or contain JAX tracers, e.g. "
+                "function-valued arguments. In particular, array-valued arguments "
+                "should typically not be indicated as nondiff_argnums."
+            )
         diff_args = [a for i, a in enumerate(args) if i not in nondiff]
         leaves, in_tree = tree_util.tree_flatten(diff_args)
-        leaves = [_as_jax_value(x) for x in leaves]
+        leaves = _as_jax_values(leaves)
         nd = [nondiff[i] for i in sorted(nondiff)]
         box = {}
 
@@ -665,12 +769,16 @@ class custom_vjp:  # noqa: N801  (JAX's name)
 
         def flat_fwd(*flat):
             result = self.fwd(*rebuild(tree_util.tree_unflatten(in_tree, flat)))
-            if not (isinstance(result, tuple) and len(result) == 2):
+            if not (isinstance(result, (tuple, list)) and len(result) == 2):
+                fwd_name, fun_name = _name(self.fwd), _name(self.fun)
                 raise TypeError(
-                    f"Custom VJP fwd rule {_name(self.fwd)} for function {_name(self.fun)} "
-                    "must produce a pair (list or tuple of length two) where the first "
-                    "element represents the primal output and the second element "
-                    f"represents residuals; got {type(result).__name__}."
+                    f"Custom VJP fwd rule {fwd_name} for function {fun_name} must "
+                    "produce a pair (list or tuple of length two) where the first "
+                    "element represents the primal output (equal to those of the "
+                    f"custom_vjp-decorated function {fun_name}) and the second element "
+                    "represents residuals (i.e. values stored from the forward pass "
+                    "for use on the backward pass), but instead of a pair the fwd rule "
+                    f"{fwd_name} produced {result}."
                 )
             out, res = result
             out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
@@ -683,49 +791,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                 box["out_tree"], [ad.instantiate(c) for c in ct_leaves]
             )
             cts_in = self.bwd(*nd, res, cts)
-            if not isinstance(cts_in, (tuple, list)):
-                raise TypeError(
-                    f"Custom VJP bwd rule {_name(self.bwd)} must produce a tuple of "
-                    f"cotangents, one per primal input, got {type(cts_in).__name__}."
-                )
-            expected = tuple(
-                tree_util.tree_unflatten(in_tree, [0] * in_tree.num_leaves)
-            )
-            if len(cts_in) != len(expected):
-                raise TypeError(
-                    f"Custom VJP bwd rule must produce an output with the same container "
-                    f"(pytree) structure as the args tuple of the primal function, and in "
-                    f"particular must produce a tuple of length equal to the number of "
-                    f"arguments to the primal function, but got bwd output of length "
-                    f"{len(cts_in)} for {len(expected)} arguments."
-                )
-            flat = []
-            for i, (ct, primal_tree) in enumerate(zip(cts_in, expected)):
-                n = len(tree_util.tree_leaves(primal_tree))
-                if ct is None:
-                    flat.extend([Zero(None)] * n)
-                    continue
-                leaves_ct = tree_util.tree_leaves(ct, is_leaf=lambda x: x is None)
-                _check_bwd_shapes(self.bwd, i, primal_tree, leaves_ct, len(flat))
-                flat.extend(leaves_ct)
-            return [None if c is None else c for c in flat]
-
-        def _check_bwd_shapes(bwd, i, primal_tree, cts, start):
-            paths = tree_util.tree_flatten_with_path(primal_tree)[0]
-            for k, ((path, _), ct) in enumerate(zip(paths, cts)):
-                if ct is None or isinstance(ct, (Zero, SymbolicZero)):
-                    continue
-                ct_aval, aval = get_aval(ct), in_avals[start + k]
-                if ct_aval.shape != aval.shape:
-                    where = f"output[{i}]{tree_util.keystr(path)}"
-                    raise ValueError(
-                        "Custom VJP bwd rule must produce an output with the same "
-                        "type as the args tuple of the primal function, but at "
-                        f"{where} the bwd rule produced an output of type "
-                        f"{ct_aval.str_short(short_dtypes=False)} corresponding to "
-                        f"an input of type {aval.str_short(short_dtypes=False)}, so "
-                        "the shapes do not match"
-                    )
+            return _flatten_bwd_output(cts_in, diff_args, in_tree, in_avals)
 
         in_avals = [get_aval(x) for x in leaves]
         flat_fwd.__name__, flat_bwd.__name__ = _name(self.fwd), _name(self.bwd)

@@ -450,17 +450,18 @@ def _free_axes(ndim, contract, batch):
     return [i for i in range(ndim) if i not in contract and i not in batch]
 
 
-def _operand_cotangent(ct, y, x_aval, x_dims, y_dims, ct_y_axes, precision):
+def _operand_cotangent(ct, y, x_aval, x_dims, y_dims, ct_y_axes, precision, pref):
     """The cotangent of operand `x` of a dot_general with the other operand `y`:
     contract `ct` with `y` over y's free axes and the batch axes, then restore x's axis
-    order. `ct_y_axes` are the positions of y's free axes in `ct`."""
+    order. `ct_y_axes` are the positions of y's free axes in `ct`; the contraction keeps
+    the forward `preferred_element_type` `pref` (as JAX)."""
     if type(ct) is ad.Zero:
         return None
     (x_contract, x_batch), (y_contract, y_batch) = x_dims, y_dims
     y_free = _free_axes(np.ndim(y), y_contract, y_batch)
     x_free = _free_axes(len(x_aval.shape), x_contract, x_batch)
     dims = ((list(ct_y_axes), y_free), (list(range(len(x_batch))), list(y_batch)))
-    out = dot_general(ct, y, dims, precision)
+    out = dot_general(ct, y, dims, precision, pref)
     # `out` has axes (batch, x's free axes, y's contracting axes in increasing order).
     by_y = [x_contract[j] for j in np.argsort(y_contract, kind="stable")]
     out = transpose(out, tuple(np.argsort([*x_batch, *x_free, *by_y])))
@@ -477,7 +478,9 @@ def _dot_general_transpose_lhs(
     n_rhs_free = np.ndim(y) - len(rc) - len(rb)
     start = len(lb) + n_lhs_free
     ct_y_axes = range(start, start + n_rhs_free)
-    return _operand_cotangent(ct, y, x.aval, (lc, lb), (rc, rb), ct_y_axes, precision)
+    return _operand_cotangent(
+        ct, y, x.aval, (lc, lb), (rc, rb), ct_y_axes, precision, preferred_element_type
+    )
 
 
 def _dot_general_transpose_rhs(
@@ -486,7 +489,9 @@ def _dot_general_transpose_rhs(
     (lc, rc), (lb, rb) = dimension_numbers
     n_lhs_free = np.ndim(x) - len(lc) - len(lb)
     ct_x_axes = range(len(lb), len(lb) + n_lhs_free)
-    return _operand_cotangent(ct, x, y.aval, (rc, rb), (lc, lb), ct_x_axes, precision)
+    return _operand_cotangent(
+        ct, x, y.aval, (rc, rb), (lc, lb), ct_x_axes, precision, preferred_element_type
+    )
 
 
 def _dot_general_batch(axis_size, vals, dims, *, dimension_numbers, **params):

@@ -17,6 +17,7 @@ from jaxlite.backend import lowering_rules
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
     Array,
+    Literal,
     Primitive,
     ShapedArray,
     Tracer,
@@ -26,6 +27,7 @@ from jaxlite.core import (
     no_effects,
 )
 from jaxlite.interpreters import ad, batching
+from jaxlite.lax import xla_float32
 from jaxlite.lax.rules import (
     ANY,
     COMPLEX,
@@ -124,15 +126,19 @@ def _d_exp2(t, y, x):
 
 
 def _d_asin(t, y, x):
-    return mul(t, rsqrt(sub(1.0, mul(x, x))))
+    return mul(t, rsqrt(sub(1.0, square(x))))
 
 
 def _d_acos(t, y, x):
-    return neg(mul(t, rsqrt(sub(1.0, mul(x, x)))))
+    return mul(t, neg(rsqrt(sub(1.0, square(x)))))
 
 
 def _d_acosh(t, y, x):
-    return mul(t, rsqrt(mul(sub(x, 1.0), add(x, 1.0))))
+    return mul(t, rsqrt(sub(square(x), 1.0)))
+
+
+def _d_atanh(t, y, x):
+    return mul(reciprocal(add(1.0, x)), div(t, sub(1.0, x)))
 
 
 def _d_cbrt(t, y, x):
@@ -156,12 +162,12 @@ _UNARY = [
         np.tanh,
         INEXACT,
         "np.tanh({})",
-        lambda t, y, x: mul(t, sub(1.0, mul(y, y))),
+        lambda t, y, x: mul(add(t, mul(t, y)), sub(1.0, y)),
     ),
     ("logistic", _logistic, INEXACT, None, lambda t, y, x: mul(t, mul(y, sub(1.0, y)))),
     ("sin", np.sin, INEXACT, "np.sin({})", lambda t, y, x: mul(t, cos(x))),
     ("cos", np.cos, INEXACT, "np.cos({})", lambda t, y, x: neg(mul(t, sin(x)))),
-    ("tan", np.tan, INEXACT, "np.tan({})", lambda t, y, x: mul(t, add(1.0, mul(y, y)))),
+    ("tan", np.tan, INEXACT, "np.tan({})", lambda t, y, x: mul(t, add(1.0, square(y)))),
     ("asin", np.arcsin, INEXACT, "np.arcsin({})", _d_asin),
     ("acos", np.arccos, INEXACT, "np.arccos({})", _d_acos),
     (
@@ -169,7 +175,7 @@ _UNARY = [
         np.arctan,
         INEXACT,
         "np.arctan({})",
-        lambda t, y, x: div(t, add(1.0, mul(x, x))),
+        lambda t, y, x: div(t, add(1.0, square(x))),
     ),
     ("sinh", np.sinh, INEXACT, "np.sinh({})", lambda t, y, x: mul(t, cosh(x))),
     ("cosh", np.cosh, INEXACT, "np.cosh({})", lambda t, y, x: mul(t, sinh(x))),
@@ -178,17 +184,11 @@ _UNARY = [
         np.arcsinh,
         INEXACT,
         "np.arcsinh({})",
-        lambda t, y, x: mul(t, rsqrt(add(mul(x, x), 1.0))),
+        lambda t, y, x: mul(t, rsqrt(add(square(x), 1.0))),
     ),
     ("acosh", np.arccosh, INEXACT, "np.arccosh({})", _d_acosh),
-    (
-        "atanh",
-        np.arctanh,
-        INEXACT,
-        "np.arctanh({})",
-        lambda t, y, x: div(t, sub(1.0, mul(x, x))),
-    ),
-    ("sqrt", np.sqrt, INEXACT, "np.sqrt({})", lambda t, y, x: div(t, mul(y, 2.0))),
+    ("atanh", np.arctanh, INEXACT, "np.arctanh({})", _d_atanh),
+    ("sqrt", np.sqrt, INEXACT, "np.sqrt({})", lambda t, y, x: mul(t, div(0.5, y))),
     ("rsqrt", _rsqrt, INEXACT, None, lambda t, y, x: mul(t, mul(-0.5, div(y, x)))),
     ("cbrt", np.cbrt, FLOAT, "np.cbrt({})", _d_cbrt),
     ("square", np.square, NUMBER, "np.square({})", lambda t, y, x: mul(t, mul(2.0, x))),
@@ -208,6 +208,9 @@ _unary_prims = {}
 for _name, _fn, _kinds, _expr, _d in _UNARY:
     _prim = _unary_prims[_name] = Primitive(_name)
     defunary(_prim, _fn, _kinds, expr=_expr)
+    if _name in xla_float32.KERNEL_NAMES:
+        # Small float32 arrays: XLA's roundings, bit for bit (lax/xla_float32.py).
+        xla_float32.use_exact_kernel(_prim, _name)
     batching.defvectorized(_prim)
     if _d == "linear":
         ad.deflinear(_prim, _self_transpose(_prim))
@@ -303,7 +306,8 @@ def _real_dtype(dtype):
 
 def _abs_jvp(t, x):
     if not dtypes.issubdtype(x.dtype, np.complexfloating):
-        return mul(t, sign(x))
+        # t where x >= 0, else -t: the slope at 0 is 1 (as JAX), not sign(0) = 0.
+        return select(ge(x, 0.0), t, neg(t))
     # d|x| = Re(conj(x) dx) / |x|, and 0 at x = 0 (as JAX).
     magnitude = convert_element_type(abs(x), x.dtype)
     safe = select(eq(magnitude, 0), full_of(magnitude, 1), magnitude)
@@ -361,7 +365,22 @@ batching.defvectorized(round_p)
 
 
 def _integer_pow_impl(x, *, y):
-    return [np.power(x, y, dtype=np.asarray(x).dtype)]
+    # Binary exponentiation in x's dtype, multiplying in XLA's order (and 1 / x**-y
+    # for negative y), so that results round as JAX's do; np.power rounds differently.
+    x = np.asarray(x)
+    if y == 0:
+        return [np.ones_like(x)]
+    n, acc = -y if y < 0 else y, None  # (`abs` here is lax.abs)
+    with np.errstate(all="ignore"):
+        while n:
+            if n & 1:
+                acc = x if acc is None else np.multiply(acc, x)
+            n >>= 1
+            if n:
+                x = np.multiply(x, x)
+        if y < 0:
+            acc = np.divide(np.ones_like(acc), acc)
+    return [np.asarray(acc, x.dtype)[()] if acc.ndim == 0 else acc]
 
 
 def _integer_pow_abstract(x, *, y):
@@ -539,6 +558,27 @@ def _shift_left(x, y):
     return np.where(y >= bits, 0, np.left_shift(x, y)).astype(x.dtype)[()]
 
 
+def _shift_lowering(np_name, fn):
+    """A shift by a constant in range (and, for the logical right shift, of an
+    unsigned operand) is NumPy's own shift, as in `fn`'s fast path; any other shift
+    calls `fn`, which checks at run time."""
+
+    def rule(ctx, x, y):
+        x_var, y_var = ctx.eqn.invars
+        dtype = np.dtype(x_var.aval.dtype)
+        shift = np.asarray(y_var.val) if type(y_var) is Literal else None
+        if (
+            shift is not None
+            and shift.ndim == 0
+            and 0 <= shift.item() < dtype.itemsize * 8
+            and (np_name == "left_shift" or dtype.kind == "u")
+        ):
+            return f"np.{np_name}({x}, {y})"
+        return f"{ctx.add_global(fn, fn.__name__.lstrip('_'))}({x}, {y})"
+
+    return rule
+
+
 def _shift_right_arithmetic(x, y):
     bits = np.asarray(x).dtype.itemsize * 8
     y = np.minimum(np.asarray(y), bits - 1)
@@ -627,7 +667,7 @@ def _div_jvp(primals, tangents):
     if type(tx) is not ad.Zero:
         out_t = ad.add_tangents(out_t, div(tx, y))
     if type(ty) is not ad.Zero:
-        out_t = ad.add_tangents(out_t, neg(mul(ty, div(out, y))))
+        out_t = ad.add_tangents(out_t, mul(mul(neg(ty), x), integer_pow(y, -2)))
     return [out], [out_t]
 
 
@@ -641,7 +681,7 @@ def _div_transpose(ct, x, y):
 
 def _balanced_eq(x, out, y):
     """1 where x alone attains `out`, 0.5 where x and y tie, else 0 (as JAX's max/min)."""
-    x_eq = convert_element_type(eq(x, out), out.dtype)
+    x_eq = select(eq(x, out), full_of(out, 1.0), full_of(out, 0.0))
     ties = select(eq(y, out), full_of(out, 2.0), full_of(out, 1.0))
     return div(x_eq, ties)
 
@@ -691,16 +731,16 @@ def _pow_jvp_y(t, out, x, y):
 
 
 def _rem_jvp_y(t, out, x, y):
-    q = div(sub(x, out), y)
-    return neg(mul(t, round(q)))
+    # -t * trunc(x / y), with trunc written as sign * floor(abs) (as JAX).
+    return mul(neg(t), mul(sign(div(x, y)), floor(abs(div(x, y)))))
 
 
 def _atan2_jvp_x(t, out, x, y):
-    return mul(t, div(y, add(mul(x, x), mul(y, y))))
+    return mul(t, div(y, add(square(x), square(y))))
 
 
 def _atan2_jvp_y(t, out, x, y):
-    return mul(t, neg(div(x, add(mul(x, x), mul(y, y)))))
+    return mul(t, div(neg(x), add(square(x), square(y))))
 
 
 _BINARY = [
@@ -736,10 +776,34 @@ lowering_rules[max_p] = _real_or_complex_lowering("np.maximum({}, {})", _max)
 lowering_rules[min_p] = _real_or_complex_lowering("np.minimum({}, {})", _min)
 atan2_p, nextafter_p = _binary_prims["atan2"], _binary_prims["nextafter"]
 lowering_rules[atan2_p] = _real_or_complex_lowering("np.arctan2({}, {})", _atan2)
+xla_float32.use_exact_kernel(atan2_p, "atan2")
 and_p, or_p, xor_p = _binary_prims["and"], _binary_prims["or"], _binary_prims["xor"]
 shift_left_p = _binary_prims["shift_left"]
 shift_right_arithmetic_p = _binary_prims["shift_right_arithmetic"]
 shift_right_logical_p = _binary_prims["shift_right_logical"]
+lowering_rules[shift_left_p] = _shift_lowering("left_shift", _shift_left)
+lowering_rules[shift_right_logical_p] = _shift_lowering(
+    "right_shift", _shift_right_logical
+)
+
+
+def _inexact_scalar_operator(rule, op):
+    """`rule`, except that float and complex scalars combine with the Python operator
+    `op` (the same NumPy scalar operation as the ufunc, without its call overhead;
+    integer scalars keep the ufunc, whose overflow wraps silently)."""
+
+    def scalar_rule(ctx, x, y):
+        (out,) = ctx.eqn.outvars
+        if not out.aval.shape and np.dtype(out.aval.dtype).kind in "fc":
+            return f"({x} {op} {y})"
+        return rule(ctx, x, y)
+
+    scalar_rule.ufunc = rule.ufunc
+    return scalar_rule
+
+
+for _prim, _op in ((add_p, "+"), (sub_p, "-"), (mul_p, "*")):
+    lowering_rules[_prim] = _inexact_scalar_operator(lowering_rules[_prim], _op)
 
 # Derivatives of the binary primitives (the rest have none: integer and bitwise ops).
 ad.jvp_rules[add_p] = _add_jvp
@@ -754,6 +818,7 @@ ad.defjvp_with_output(rem_p, lambda t, out, x, y: _broadcast_like(t, out), _rem_
 # pow: x float or complex; y of x's dtype, or any integer dtype (converted to x's).
 pow_p = Primitive("pow")
 impl_rules[pow_p] = lambda x, y: [_pow(x, y)]
+xla_float32.use_exact_kernel(pow_p, "pow")
 abstract_eval_rules[pow_p] = _pow_abstract
 ad.defjvp_with_output(pow_p, _pow_jvp_x, _pow_jvp_y)
 batching.defbroadcasting(pow_p)
@@ -1027,6 +1092,12 @@ abstract_eval_rules[convert_element_type_p] = _convert_element_type_abstract
 def convert_element_type(operand, new_dtype, weak_type=False):
     """Cast `operand` to `new_dtype`. Constants are converted right away (they appear in
     jaxprs as literals or constants, as in JAX); tracers get a `convert_element_type`."""
+    if (
+        type(operand) is Array
+        and operand.weak_type == weak_type
+        and operand._value.dtype == new_dtype
+    ):
+        return operand  # already of a canonical dtype: nothing to do (the common case)
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     if dtypes.issubdtype(
         dtypes.result_type(operand), np.complexfloating

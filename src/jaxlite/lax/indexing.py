@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import builtins
 import enum
+import functools
+import math
 import operator
 from typing import NamedTuple
 
@@ -710,10 +712,15 @@ def _gather_impl(
     x, indices = np.asarray(x), np.asarray(indices)
     dn = dimension_numbers
     batch_shape = indices.shape[:-1]
+    fill = mode is GatherScatterMode.FILL_OR_DROP
+    take_axes = _take_axes(x.shape, dn, tuple(slice_sizes))
+    if take_axes is not None:
+        out = _take_along(x, indices, take_axes, fill, fill_value)
+        perm = _positions_perm(out.ndim, len(batch_shape), dn.offset_dims)
+        return [out if perm is None else out.transpose(perm)]
     n = int(np.prod(batch_shape, dtype=np.int64))
     idx = indices.reshape(n, indices.shape[-1]).astype(np.int64)
     upper = np.asarray(x.shape, np.int64) - np.asarray(slice_sizes, np.int64)
-    fill = mode is GatherScatterMode.FILL_OR_DROP
     ok = _in_bounds(idx, upper[list(dn.start_index_map)]) if fill else None
     if _is_take(x.shape, dn, slice_sizes):
         out = _take_rows(x, idx, dn.start_index_map, upper)
@@ -737,6 +744,66 @@ def _gather_impl(
         out = np.where(ok.reshape((-1,) + (1,) * (out.ndim - 1)), out, value)
     out = out.reshape(batch_shape + out.shape[1:])
     return [_offsets_to_positions(out, len(batch_shape), dn.offset_dims)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _take_axes(shape, dn, slice_sizes):
+    """The operand dimensions a gather indexes (`start_index_map`) when it is NumPy
+    integer-array indexing of them (those dimensions collapsed, the others taken
+    whole, no batching dimensions), else None."""
+    if not dn.start_index_map or not _is_take(shape, dn, slice_sizes):
+        return None
+    return dn.start_index_map
+
+
+def _take_along(x, indices, axes, fill, fill_value):
+    """`_gather_impl` for a `_take_axes` gather: `x` indexed at `axes` by the index
+    vectors (clamped; out of bounds filled with `fill_value` if `fill`), batch dims
+    first."""
+    front = tuple(range(len(axes)))
+    moved = x if axes == front else np.moveaxis(x, axes, front)
+    # The common case, all in bounds: plain NumPy indexing.
+    if len(axes) == 1:
+        i = indices[..., 0]
+        if not i.size or (i.min() >= 0 and i.max() < x.shape[axes[0]]):
+            return moved[i]
+    else:
+        dims = moved.shape[: len(axes)]
+        try:  # raises for an index out of bounds
+            flat = np.ravel_multi_index(tuple(indices[..., k] for k in front), dims)
+        except (ValueError, TypeError):
+            pass
+        else:
+            rows = math.prod(dims)
+            return moved.reshape((rows, *moved.shape[len(axes) :]))[flat]
+    i = indices.astype(np.int64, copy=False)
+    if len(axes) == 1:
+        i = i[..., 0]
+        upper = x.shape[axes[0]] - 1
+        ok = (i >= 0) & (i <= upper)
+    else:
+        upper = np.array([x.shape[d] - 1 for d in axes], np.int64)
+        ok = ((i >= 0) & (i <= upper)).all(axis=-1)
+    all_ok = ok.all()
+    if not all_ok:
+        i = np.minimum(np.maximum(i, 0), upper)
+    out = moved[i] if len(axes) == 1 else moved[tuple(i[..., k] for k in front)]
+    if fill and not all_ok:
+        value = np.asarray(fill_value).astype(x.dtype)
+        out = np.where(ok.reshape(ok.shape + (1,) * (out.ndim - ok.ndim)), out, value)
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _positions_perm(rank, n_batch, offset_dims):
+    """The transpose `_offsets_to_positions` applies, or None for the identity."""
+    batch_positions = [p for p in range(rank) if p not in offset_dims]
+    perm = [0] * rank
+    for i, p in enumerate(batch_positions):
+        perm[p] = i
+    for j, p in enumerate(offset_dims):
+        perm[p] = n_batch + j
+    return None if perm == list(range(rank)) else tuple(perm)
 
 
 def _is_take(shape, dn, slice_sizes):
@@ -1002,8 +1069,32 @@ def _gather_batch(
     return [out], [0]
 
 
+def _take_lowered(x, indices, *, axes, fill, fill_value, perm):
+    out = _take_along(x, indices, axes, fill, fill_value)
+    return out if perm is None else out.transpose(perm)
+
+
+def _gather_lowering(ctx, x, indices, **params):
+    """A gather that is integer-array indexing (`_take_axes`, decided here once from
+    the avals) calls `_take_along` directly; any other calls the implementation."""
+    x_aval, i_aval = ctx.avals_in()
+    (out_aval,) = [v.aval for v in ctx.eqn.outvars]
+    dn, sizes = params["dimension_numbers"], tuple(params["slice_sizes"])
+    axes = _take_axes(tuple(x_aval.shape), dn, sizes)
+    if axes is None:
+        fn = ctx.add_global(functools.partial(_gather_impl, **params), "gather")
+        return f"{fn}({x}, {indices})[0]"
+    perm = _positions_perm(len(out_aval.shape), len(i_aval.shape) - 1, dn.offset_dims)
+    fill = params["mode"] is GatherScatterMode.FILL_OR_DROP
+    take = functools.partial(
+        _take_lowered, axes=axes, fill=fill, fill_value=params["fill_value"], perm=perm
+    )
+    return f"{ctx.add_global(take, 'take')}({x}, {indices})"
+
+
 gather_p = Primitive("gather")
 impl_rules[gather_p] = _gather_impl
+lowering_rules[gather_p] = _gather_lowering
 abstract_eval_rules[gather_p] = _gather_abstract
 ad.jvp_rules[gather_p] = _gather_jvp
 ad.transpose_rules[gather_p] = _gather_transpose

@@ -55,7 +55,7 @@ def _stack(x, core):
 
 def _magnitude(x):
     """LAPACK's pivot magnitude: |x| for reals, |re| + |im| for complex."""
-    if np.iscomplexobj(x):
+    if x.dtype.kind == "c":
         return np.abs(x.real) + np.abs(x.imag)
     return np.abs(x)
 
@@ -119,6 +119,13 @@ def triangular_solve(
 # LU with partial pivoting
 
 
+def _rows_of_arange(rows, n, dtype):
+    """A writable (rows, n) array whose every row is `arange(n)` (`np.tile` is slow)."""
+    out = np.empty((rows, n), dtype)
+    out[...] = np.arange(n, dtype=dtype)
+    return out
+
+
 def lu(a):
     """`getrf`: `(lu, pivots, permutation)` with `a[perm] = L @ U`, L unit lower (its
     strict lower triangle stored in `lu`), U upper; pivots are 0-based row swaps."""
@@ -129,7 +136,7 @@ def lu(a):
     nb = x.shape[0]
     rows = np.arange(nb)
     pivots = np.zeros((nb, k), np.int32)
-    perm = np.tile(np.arange(m, dtype=np.int32), (nb, 1))
+    perm = _rows_of_arange(nb, m, np.int32)
     with np.errstate(all="ignore"):
         for j0 in range(0, k, _BLOCK):
             j1 = min(j0 + _BLOCK, k)
@@ -164,7 +171,7 @@ def lu_pivots_to_permutation(pivots, permutation_size):
     flat, restore = _stack(pivots, 1)
     nb = flat.shape[0]
     rows = np.arange(nb)
-    perm = np.tile(np.arange(permutation_size, dtype=pivots.dtype), (nb, 1))
+    perm = _rows_of_arange(nb, permutation_size, pivots.dtype)
     for i in range(flat.shape[1]):
         p = np.clip(flat[:, i], 0, permutation_size - 1)
         perm[rows, i], perm[rows, p] = perm[rows, p], perm[rows, i].copy()
@@ -383,7 +390,7 @@ def qr_pivots(a):
     x, restore = _stack(np.array(a, copy=True), 2)
     nb = x.shape[0]
     rows = np.arange(nb)
-    perm = np.tile(np.arange(n, dtype=np.int32), (nb, 1))
+    perm = _rows_of_arange(nb, n, np.int32)
     for j in range(min(m, n)):
         norms = np.linalg.norm(x[:, j:, j:], axis=1)
         p = j + np.argmax(norms, axis=1)

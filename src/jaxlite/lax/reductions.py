@@ -152,7 +152,7 @@ def _highest(dtype):
 
 
 def _np_sum(x, axes):
-    return np.sum(x, axis=axes, dtype=x.dtype)
+    return np.add.reduce(x, axis=axes, dtype=x.dtype)
 
 
 def _reduce_sum_transpose(ct, x, *, axes):
@@ -161,8 +161,23 @@ def _reduce_sum_transpose(ct, x, *, axes):
     return [_expand_reduced(ct, x.aval.shape, axes)]
 
 
+def _ufunc_reduce_lowering(ufunc, reduce_fn):
+    """`ufunc.reduce` inline (for max and min only on non-empty operands, which need
+    no initial value); `reduce_fn` otherwise."""
+
+    def lowering(ctx, x, *, axes):
+        (aval,) = ctx.avals_in()
+        if ufunc in ("maximum", "minimum") and not all(aval.shape):
+            return f"{ctx.add_global(reduce_fn, 'reduce')}({x}, {axes})"
+        dtype = ctx.add_global(np.dtype(aval.dtype), "dtype")
+        return f"np.{ufunc}.reduce({x}, {axes}, {dtype})"
+
+    return lowering
+
+
 reduce_sum_p = Primitive("reduce_sum")
 defreducer(reduce_sum_p, _np_sum, _check_number)
+lowering_rules[reduce_sum_p] = _ufunc_reduce_lowering("add", _np_sum)
 ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
 
 
@@ -171,7 +186,7 @@ ad.deflinear(reduce_sum_p, _reduce_sum_transpose)
 
 
 def _np_prod(x, axes):
-    return np.prod(x, axis=axes, dtype=x.dtype)
+    return np.multiply.reduce(x, axis=axes, dtype=x.dtype)
 
 
 def _reduce_prod_jvp(primals, tangents, *, axes):
@@ -205,6 +220,7 @@ def _prod_of_others(x, axes):
 
 reduce_prod_p = Primitive("reduce_prod")
 defreducer(reduce_prod_p, _np_prod, _check_number)
+lowering_rules[reduce_prod_p] = _ufunc_reduce_lowering("multiply", _np_prod)
 ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
 
 
@@ -215,13 +231,13 @@ ad.jvp_rules[reduce_prod_p] = _reduce_prod_jvp
 
 def _np_max(x, axes):
     if x.size:
-        return np.max(x, axis=axes)
+        return np.maximum.reduce(x, axis=axes)
     return np.maximum.reduce(x, axis=axes, initial=_lowest(x.dtype))
 
 
 def _np_min(x, axes):
     if x.size:
-        return np.min(x, axis=axes)
+        return np.minimum.reduce(x, axis=axes)
     return np.minimum.reduce(x, axis=axes, initial=_highest(x.dtype))
 
 
@@ -240,10 +256,12 @@ def _minmax_jvp(prim):
 
 reduce_max_p = Primitive("reduce_max")
 defreducer(reduce_max_p, _np_max, _check_any)
+lowering_rules[reduce_max_p] = _ufunc_reduce_lowering("maximum", _np_max)
 ad.jvp_rules[reduce_max_p] = _minmax_jvp(reduce_max_p)
 
 reduce_min_p = Primitive("reduce_min")
 defreducer(reduce_min_p, _np_min, _check_any)
+lowering_rules[reduce_min_p] = _ufunc_reduce_lowering("minimum", _np_min)
 ad.jvp_rules[reduce_min_p] = _minmax_jvp(reduce_min_p)
 
 
@@ -253,13 +271,13 @@ ad.jvp_rules[reduce_min_p] = _minmax_jvp(reduce_min_p)
 
 def _np_and(x, axes):
     if x.dtype == np.bool_:
-        return np.all(x, axis=axes)
+        return np.logical_and.reduce(x, axis=axes)
     return np.bitwise_and.reduce(x, axis=axes, dtype=x.dtype)
 
 
 def _np_or(x, axes):
     if x.dtype == np.bool_:
-        return np.any(x, axis=axes)
+        return np.logical_or.reduce(x, axis=axes)
     return np.bitwise_or.reduce(x, axis=axes, dtype=x.dtype)
 
 

@@ -25,6 +25,7 @@ tied values, as `reduce_max` does. Batching makes the batch axis a window dimens
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -136,8 +137,11 @@ def _scatter_impl_with(combine):
         if update_jaxpr is None or combine is not None:
             rows = _scatter_rows(x.shape, indices, updates, dn, mode)
             if rows is not None:
-                index_map = dn.scatter_dims_to_operand_dims
-                moved = np.moveaxis(out, index_map, range(len(index_map)))
+                index_map = tuple(dn.scatter_dims_to_operand_dims)
+                front = tuple(range(len(index_map)))
+                moved = out
+                if index_map != front:
+                    moved = np.moveaxis(out, index_map, front)
                 if combine is None:
                     moved[rows[0]] = rows[1]
                 else:
@@ -168,17 +172,19 @@ def _scatter_rows(shape, indices, updates, dn, mode):
     rest = [d for d in range(len(shape)) if d not in index_map]
     if [updates.shape[d] for d in dn.update_window_dims] != [shape[d] for d in rest]:
         return None
-    n = int(np.prod(indices.shape[:-1], dtype=np.int64))
-    idx = indices.reshape(n, len(index_map)).astype(np.int64)
+    n = math.prod(indices.shape[:-1])
+    idx = indices.reshape(n, len(index_map)).astype(np.int64, copy=False)
     scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
-    upd = np.transpose(updates, scatter_dims + list(dn.update_window_dims))
+    perm = scatter_dims + list(dn.update_window_dims)
+    upd = updates if perm == sorted(perm) else np.transpose(updates, perm)
     upd = upd.reshape((n,) + tuple(shape[d] for d in rest))
     upper = np.asarray([shape[d] for d in index_map], np.int64) - 1
     if mode is GatherScatterMode.CLIP:
         idx = np.clip(idx, 0, upper)
     else:
-        keep = np.all((idx >= 0) & (idx <= upper), axis=1)
-        idx, upd = idx[keep], upd[keep]
+        keep = ((idx >= 0) & (idx <= upper)).all(axis=1)
+        if not keep.all():
+            idx, upd = idx[keep], upd[keep]
     return tuple(idx[:, k] for k in range(len(index_map))), upd
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from jaxlite import dtypes
 from jaxlite.core import Primitive, abstract_eval_rules
 from jaxlite.interpreters import ad, batching
+from jaxlite.lax import xla_float32
 from jaxlite.lax.elementwise import (
     abs,
     add,
@@ -757,6 +758,7 @@ def _d_bessel_i1e(t, y, x):
 
 erf_p = Primitive("erf")
 defunary(erf_p, _quiet(_erf_np), FLOAT)
+xla_float32.use_exact_kernel(erf_p, "erf")  # small float32 arrays: XLA's bits
 ad.defjvp(erf_p, _d_erf)
 batching.defvectorized(erf_p)
 
@@ -767,6 +769,7 @@ batching.defvectorized(erfc_p)
 
 erf_inv_p = Primitive("erf_inv")
 defunary(erf_inv_p, _quiet(_erf_inv_np), FLOAT)
+xla_float32.use_exact_kernel(erf_inv_p, "erf_inv")
 ad.defjvp_with_output(erf_inv_p, _d_erf_inv)
 batching.defvectorized(erf_inv_p)
 

@@ -19,6 +19,7 @@ from jaxlite.backend import lowering_rules
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
     Array,
+    Literal,
     Primitive,
     ShapedArray,
     Tracer,
@@ -141,6 +142,9 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding):
     expanded = [1] * len(shape)
     for src, dst in enumerate(broadcast_dimensions):
         expanded[dst] = x.shape[src]
+    expanded = tuple(expanded)
+    if expanded == shape:  # only new unit axes: a reshape (np.broadcast_to is slow)
+        return [x.reshape(shape)]
     return [np.broadcast_to(x.reshape(expanded), shape)]
 
 
@@ -199,8 +203,38 @@ def _broadcast_in_dim_batch(
     return [out], [0]
 
 
+def _broadcast_small(x, expanded, shape):
+    """A fresh array of `shape` holding `x` reshaped to `expanded`, broadcast (for
+    small outputs, one copy costs less than `np.broadcast_to`)."""
+    out = np.empty(shape, x.dtype)
+    out[...] = x.reshape(expanded)
+    return out
+
+
+def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions, sharding):
+    (var,) = ctx.eqn.invars
+    if type(var) is Literal:  # a constant: broadcast once, when compiling
+        value = np.asarray(var.val, var.aval.dtype)
+        params = dict(shape=shape, broadcast_dimensions=broadcast_dimensions)
+        (out,) = _broadcast_in_dim_impl(value, sharding=None, **params)
+        out = out.view()
+        out.flags.writeable = False  # shared by every call
+        return ctx.add_global(out, "bcast")
+    expanded = [1] * len(shape)
+    for src, dst in enumerate(broadcast_dimensions):
+        expanded[dst] = var.aval.shape[src]
+    expanded = tuple(expanded)
+    if expanded == tuple(shape):
+        return f"{x}.reshape({expanded})"
+    if math.prod(shape) <= 4096:
+        fn = ctx.add_global(_broadcast_small, "broadcast_small")
+        return f"{fn}({x}, {expanded}, {tuple(shape)})"
+    return f"np.broadcast_to({x}.reshape({expanded}), {tuple(shape)})"
+
+
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
 impl_rules[broadcast_in_dim_p] = _broadcast_in_dim_impl
+lowering_rules[broadcast_in_dim_p] = _broadcast_in_dim_lowering
 abstract_eval_rules[broadcast_in_dim_p] = _broadcast_in_dim_abstract
 ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 batching.batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
@@ -572,7 +606,13 @@ def _split_abstract(x, *, axis, sizes):
 
 
 def _split_impl(x, *, axis, sizes):
-    return list(np.split(np.asarray(x), np.cumsum(sizes[:-1], dtype=np.int64), axis))
+    x = np.asarray(x)
+    lead = (slice(None),) * axis
+    outs, start = [], 0
+    for s in sizes:  # basic slicing: views, as np.split gives (which is slower)
+        outs.append(x[(*lead, slice(start, start + s))])
+        start += s
+    return outs
 
 
 def _split_transpose(cts, x, *, axis, sizes):
@@ -813,9 +853,15 @@ def _iota_abstract(*, dtype, shape, dimension, sharding):
     return [ShapedArray(shape, dtype)], no_effects
 
 
+def _iota_lowering(ctx, **params):
+    (value,) = _iota_impl(**params)  # a read-only view: computed once, when compiling
+    return ctx.add_global(value, "iota")
+
+
 iota_p = Primitive("iota")
 impl_rules[iota_p] = _iota_impl
 abstract_eval_rules[iota_p] = _iota_abstract
+lowering_rules[iota_p] = _iota_lowering
 
 
 def iota(dtype, size):

@@ -28,6 +28,7 @@ import numpy as np
 import jaxlite.numpy as jnp
 from jaxlite import dtypes, lax
 from jaxlite.core import concrete_or_error
+from jaxlite.eager_jit import eager_jit
 from jaxlite.lax.custom_derivatives import custom_jvp
 from jaxlite.numpy.log_domain import logsumexp, reduction_axes
 from jaxlite.numpy.ufuncs import check_arraylike, promote_args_inexact
@@ -111,6 +112,7 @@ def squareplus(x, b=4):
     return (x + jnp.sqrt(jnp.square(x) + b)) / 2
 
 
+@eager_jit
 def softplus(x):
     """`log(1 + exp(x))`, computed without overflow."""
     return jnp.logaddexp(x, 0)
@@ -139,6 +141,7 @@ def sparse_sigmoid(x):
     return 0.5 * jnp.clip(x + 1.0, 0.0, 2.0)
 
 
+@eager_jit
 def silu(x):
     """`x * sigmoid(x)` (also called swish)."""
     x = _asarray("silu", x)
@@ -148,18 +151,21 @@ def silu(x):
 swish = silu
 
 
+@eager_jit
 def mish(x):
     """`x * tanh(softplus(x))`."""
     x = _asarray("mish", x)
     return x * jnp.tanh(softplus(x))
 
 
+@eager_jit
 def log_sigmoid(x):
     """`log(sigmoid(x)) = -softplus(-x)`."""
     x = _asarray("log_sigmoid", x)
     return -softplus(-x)
 
 
+@eager_jit
 def elu(x, alpha=1.0):
     """`x` for positive `x`, else `alpha * (exp(x) - 1)`."""
     x = _asarray("elu", x)
@@ -167,6 +173,7 @@ def elu(x, alpha=1.0):
     return jnp.where(x > 0, x, alpha * jnp.expm1(safe))
 
 
+@eager_jit
 def leaky_relu(x, negative_slope=1e-2):
     """`x` for non-negative `x`, else `negative_slope * x`."""
     x = _asarray("leaky_relu", x)
@@ -179,6 +186,7 @@ def hard_tanh(x):
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
+@eager_jit
 def celu(x, alpha=1.0):
     """`max(x, 0) + alpha * (exp(min(x, 0) / alpha) - 1)`."""
     return jnp.maximum(x, 0.0) + alpha * jnp.expm1(jnp.minimum(x, 0.0) / alpha)
@@ -188,11 +196,13 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@eager_jit
 def selu(x):
     """Scaled ELU: `scale * elu(x, alpha)` with the self-normalising constants."""
     return _SELU_SCALE * elu(x, _SELU_ALPHA)
 
 
+@eager_jit
 def gelu(x, approximate=True):
     """Gaussian error linear unit `x * Phi(x)` (`Phi` the normal CDF), or its tanh
     approximation when `approximate`."""
@@ -257,6 +267,7 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
     return lse - jnp.log(count)
 
 
+@eager_jit
 def log_softmax(x, axis=-1, where=None):
     """`x - logsumexp(x)` along `axis`: the log of `softmax(x)`, computed stably.
     Masked-out elements (`where` false) give -inf."""
@@ -273,6 +284,7 @@ def log_softmax(x, axis=-1, where=None):
     return result
 
 
+@eager_jit
 def softmax(x, axis=-1, where=None):
     """`exp(x) / sum(exp(x))` along `axis` (an int or a tuple). Masked-out
     elements (`where` false) give 0 and take no part in the sum."""
@@ -383,6 +395,11 @@ def one_hot(x, num_classes, *, dtype=None, axis=-1):
             "jaxlite; pass an integer axis."
         )
     out_axis = reduction_axes(x.ndim + 1, axis, "one_hot")[0]
+    return _one_hot(x, num_classes, dtype, out_axis)
+
+
+@eager_jit
+def _one_hot(x, num_classes, dtype, out_axis):
     lhs = lax.expand_dims(x, (out_axis,))
     rhs_shape = [1] * x.ndim
     rhs_shape.insert(out_axis, num_classes)

@@ -19,6 +19,7 @@ import numpy as np
 
 from jaxlite import dtypes, lax
 from jaxlite.core import Array, Tracer, concrete_or_error
+from jaxlite.eager_jit import eager_jit
 from jaxlite.lax.structural import canonicalize_shape, copy_p, operand
 from jaxlite.numpy.ufuncs import check_arraylike
 
@@ -346,6 +347,7 @@ def _static_count(num, fun_name):
     return concrete_or_error(operator.index, num, f"'num' argument of jnp.{fun_name}")
 
 
+@eager_jit(n_arrays=2)
 def linspace(
     start,
     stop,

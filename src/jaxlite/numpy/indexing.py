@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 
 import numpy as np
 
 from jaxlite import dtypes, lax
+from jaxlite.config import config
 from jaxlite.core import (
     Array,
     Tracer,
     concrete_or_error,
     find_cur_trace_is_eval,
 )
+from jaxlite.eager_jit import eager_jit
 from jaxlite.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax.indexing import GatherScatterMode, normalize_index
@@ -210,7 +213,7 @@ def _parse_bool(value, pos, shape, d, entries, bool_dims):
     if any(m not in (0, s) for m, s in zip(mask.shape, expected)):
         raise IndexError(
             "boolean index did not match shape of indexed array in index "
-            f"{pos}: got {mask.shape}, expected {tuple(expected)}"
+            f"{pos}: got {mask.shape}, expected {list(expected)}"
         )
     for where in np.nonzero(mask):
         entries.append(_Entry(_ARRAY, where.astype(np.int32), pos))
@@ -234,6 +237,13 @@ def getitem(x, idx):
     out = _basic_fast_path(x, idx)
     if out is not None:
         return out
+    if type(idx) is Array and idx._value.dtype.kind in "iu":
+        return _take_by_array(x, idx)  # x[int_array]: a compiled gather when eager
+    return rewriting_take(x, idx)
+
+
+@eager_jit(n_arrays=2)
+def _take_by_array(x, idx):
     return rewriting_take(x, idx)
 
 
@@ -612,6 +622,14 @@ def _const(value, dtype):
 # Updates: x.at[idx].set(y) and friends
 
 
+def _safe_to_cast(y, dtype):
+    """Whether JAX's promotion of `y` (weak or not) with `dtype` gives `dtype`."""
+    try:
+        return dtypes.result_type(y, dtype) == dtype
+    except TypeError:
+        return False
+
+
 def _scatter_update(
     x,
     idx,
@@ -632,6 +650,15 @@ def _scatter_update(
     else:
         check_arraylike("scatter", y)
         y = asarray(y)
+    if y.dtype != dtype and not _safe_to_cast(y, dtype):
+        warnings.warn(
+            "scatter inputs have incompatible types: cannot safely cast value from "
+            f"dtype={y.dtype} to dtype={dtype} with jax_numpy_dtype_promotion="
+            f"{config.read('jax_numpy_dtype_promotion')}. In future JAX releases this "
+            "will result in an error.",
+            FutureWarning,
+            stacklevel=4,
+        )
     entries, shape, bool_dims = _parse_index(np.shape(x), idx)
     plan = _GatherPlan(entries, shape, wrap_negative_indices)
     if plan.empty:
@@ -672,13 +699,44 @@ def _broadcast_to(y, shape):
     if k > len(shape) or any(
         a not in (1, b) for a, b in zip(y_shape, shape[len(shape) - k :])
     ):
-        raise ValueError(
-            f"Incompatible shapes for broadcasting: {y_shape} and requested shape "
-            f"{tuple(shape)}"
-        )
+        from jaxlite.numpy.shape import broadcast_to
+
+        broadcast_to(y, tuple(shape))  # raises jnp.broadcast_to's ValueError
     return lax.broadcast_in_dim(
         y, tuple(shape), tuple(range(len(shape) - k, len(shape)))
     )
+
+
+def _compiled_update_ok(x, idx, y):
+    """Whether an eager `x.at[idx].op(y)` may run compiled (`eager_jit`): an int or
+    integer-array index, and a `y` that casts to x's dtype without a warning."""
+    if type(x) is not Array or not find_cur_trace_is_eval():
+        return False
+    t = type(idx)
+    if t is not int and not (t is Array and idx._value.dtype.kind in "iu"):
+        return False
+    dtype = x._value.dtype
+    t = type(y)
+    if t is Array:
+        return y._value.dtype == dtype
+    if t is float:
+        return dtype.kind in "fc"
+    if t is int:
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            return bool(info.min <= y <= info.max)
+        return dtype.kind in "fc" and -(2**31) <= y < 2**31
+    return False
+
+
+@eager_jit(n_arrays=2)
+def _update_at_int(x, y, idx, op, args):
+    return _scatter_update(x, idx, y, op, *args)
+
+
+@eager_jit(n_arrays=3)
+def _update_at_array(x, y, idx, op, args):
+    return _scatter_update(x, idx, y, op, *args)
 
 
 def _apply_op(func):
@@ -722,6 +780,13 @@ def _update_method(name, op, combine=None):
     ):
         x = self.array if combine is None else lax.full_like(self.array, 1)
         args = (indices_are_sorted, unique_indices, mode, wrap_negative_indices)
+        if _compiled_update_ok(x, self.index, values):
+            idx = self.index
+            if type(idx) is int:
+                out = _update_at_int(x, values, idx, op, args)
+            else:
+                out = _update_at_array(x, values, idx, op, args)
+            return out if combine is None else combine(self.array, out)
         out = _scatter_update(x, self.index, values, op, *args)
         return out if combine is None else combine(self.array, out)
 
@@ -813,6 +878,7 @@ def _check_integer_indices(fun_name, indices):
         )
 
 
+@eager_jit(n_arrays=2)
 def take(
     a,
     indices,
@@ -861,6 +927,7 @@ def take(
     )
 
 
+@eager_jit(n_arrays=2)
 def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None):
     """`arr` indexed along `axis` by `indices` of the same rank (other axes
     broadcast), as `np.take_along_axis`; out-of-bounds indices give `fill_value` by
@@ -936,7 +1003,12 @@ def nonzero(a, *, size=None, fill_value=None):
     value = _concrete_value(a)
     if size is None:
         if value is None:
-            raise ConcretizationTypeError(a, _SIZE_MESSAGE)
+            # JAX's error is about the traced count of nonzero elements, int32[].
+            mask = a if a.dtype == np.bool_ else ufuncs.not_equal(a, 0)
+            count = lax.reduce_sum(
+                lax.convert_element_type(mask, int_dtype), range(ndim)
+            )
+            raise ConcretizationTypeError(count, _SIZE_MESSAGE)
         return tuple(Array(w.astype(int_dtype)) for w in np.nonzero(value))
     size = concrete_or_error(operator.index, size, _SIZE_MESSAGE)
     fills = _fill_values(fill_value, ndim)

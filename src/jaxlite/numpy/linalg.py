@@ -20,6 +20,7 @@ import numpy as np
 
 from jaxlite import dtypes, lax
 from jaxlite.core import Array, Tracer, get_aval
+from jaxlite.eager_jit import eager_jit
 from jaxlite.lax import linalg as lax_linalg
 from jaxlite.lax.custom_derivatives import custom_jvp
 from jaxlite.numpy import creation, products, reductions, ufuncs
@@ -190,6 +191,7 @@ def _solve_jvp(primals, tangents):
     return x, _lu_solve(lu, perm, rhs)
 
 
+@eager_jit(n_arrays=2)
 def solve(a, b):
     """Solve `a @ x = b` for square a (..., m, m) and b (..., m, k) or a vector b (m,);
     batch axes broadcast."""
@@ -221,6 +223,7 @@ def solve(a, b):
     return x[..., 0] if vector else x
 
 
+@eager_jit
 def inv(a):
     """The inverse of square matrices (..., n, n)."""
     (a,) = _inexact("jnp.linalg.inv", a)
@@ -297,6 +300,7 @@ def _slogdet_qr(a):
     return sign, logdet
 
 
+@eager_jit
 def slogdet(a, *, method=None):
     """`(sign, logabsdet)` of the determinant of square matrices; `method` is "lu"
     (default) or "qr"."""
@@ -392,6 +396,7 @@ def _det_3x3(a):
     )
 
 
+@eager_jit
 def det(a):
     """The determinant of square matrices (..., n, n)."""
     (a,) = _inexact("jnp.linalg.det", a)
@@ -409,6 +414,7 @@ def det(a):
 # Factorisations
 
 
+@eager_jit
 def cholesky(a, *, upper=False, symmetrize_input=True):
     """Cholesky factor of Hermitian positive-definite matrices: lower L with
     `a = L L^H`, or upper `L^H` when `upper=True`. NaNs when a is not positive
@@ -450,6 +456,7 @@ def _uplo_lower(uplo):
     raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {uplo}")
 
 
+@eager_jit
 def eigh(a, UPLO=None, symmetrize_input=True):  # noqa: N803  (NumPy's name)
     """Eigenvalues (ascending) and eigenvectors of Hermitian matrices."""
     lower = _uplo_lower(UPLO)
@@ -463,6 +470,7 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):  # noqa: N803
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
+@eager_jit
 def qr(a, mode="reduced"):
     """QR decomposition; `mode` is "reduced" (default), "complete" or "r"."""
     (a,) = _inexact("jnp.linalg.qr", a)
@@ -478,6 +486,7 @@ def qr(a, mode="reduced"):
     return QRResult(q, r)
 
 
+@eager_jit
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
     """Singular value decomposition `(U, S, Vh)` with descending S, or S alone."""
     (a,) = _inexact("jnp.linalg.svd", a)
@@ -704,6 +713,7 @@ def _abs2_sum(x, axis, keepdims):
     return ufuncs.sqrt(reductions.sum(sq, axis=axis, keepdims=keepdims))
 
 
+@eager_jit
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
     """Vector p-norm over `axis` (all axes by default): ord 2 (default), 1, inf, -inf,
     0 (count of non-zeros) or any other number."""
@@ -755,6 +765,7 @@ def _matrix_norm(x, ord, axis, keepdims):  # noqa: A002
     raise ValueError(f"Invalid order '{ord}' for matrix norm.")
 
 
+@eager_jit
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     """Matrix or vector norm, as numpy.linalg.norm: a vector norm for one axis, a
     matrix norm ("fro", "nuc", 1, -1, 2, -2, inf, -inf) for two."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite import lax
+from jaxlite.eager_jit import eager_jit
 
 __all__ = []
 
@@ -35,6 +36,7 @@ def reduction_axes(ndim, axis, fun_name="logsumexp"):
     return tuple(sorted(out))
 
 
+@eager_jit
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """`log(sum(b * exp(a)))` over `axis`, computed without overflow.
 

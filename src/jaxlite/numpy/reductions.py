@@ -23,6 +23,7 @@ import numpy as np
 
 from jaxlite import dtypes, lax
 from jaxlite.core import Tracer, concrete_or_error
+from jaxlite.eager_jit import eager_jit
 from jaxlite.numpy.creation import asarray
 from jaxlite.numpy.ufuncs import (
     check_arraylike,
@@ -306,6 +307,7 @@ def _cast_to_bool(a):
     return lax.convert_element_type(a, np.bool_)
 
 
+@eager_jit
 def sum(  # noqa: A001
     a,
     axis=None,
@@ -338,6 +340,7 @@ def sum(  # noqa: A001
     )
 
 
+@eager_jit
 def prod(
     a,
     axis=None,
@@ -369,6 +372,7 @@ def prod(
     )
 
 
+@eager_jit
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Maximum over `axis`. An empty reduction, or `where=`, needs `initial`."""
     return _reduction(
@@ -386,6 +390,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # no
     )
 
 
+@eager_jit
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Minimum over `axis`. An empty reduction, or `where=`, needs `initial`."""
     return _reduction(
@@ -407,6 +412,7 @@ amax = max
 amin = min
 
 
+@eager_jit
 def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
     """Whether every element over `axis` is true (non-zero)."""
     return _reduction(
@@ -423,6 +429,7 @@ def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
     )
 
 
+@eager_jit
 def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
     """Whether some element over `axis` is true (non-zero)."""
     return _reduction(
@@ -472,6 +479,7 @@ def _count(a, axes, keepdims, where, dtype):
     return sum(_broadcast_to(where, shape), axes, dtype=dtype, keepdims=keepdims)
 
 
+@eager_jit
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over `axis`. bool and integers of up to 32 bits give float32
     (64-bit integers float64); float16 accumulates in float32."""
@@ -531,6 +539,7 @@ def _squared_magnitude(centered):
     return lax.square(centered)
 
 
+@eager_jit
 def var(
     a,
     axis=None,
@@ -615,6 +624,7 @@ def _where(pred, on_true, on_false_scalar):
     return lax.select(pred, on_true, fill)
 
 
+@eager_jit
 def std(
     a,
     axis=None,

@@ -204,6 +204,9 @@ def unique(
     """
     check_arraylike("unique", ar)
     arr = asarray(ar)
+    if size is None and isinstance(arr, Tracer):
+        # JAX asks for the input itself to be concrete (its error names ar's type).
+        concrete_or_error(np.asarray, arr, _size_context("unique"))
     if axis is not None:
         axis = canonicalize_axis(axis, arr.ndim)
     in_shape = arr.shape

@@ -24,6 +24,7 @@ import numpy as np
 
 from jaxlite import dtypes, lax
 from jaxlite.core import Array, Tracer, concrete_or_error
+from jaxlite.eager_jit import eager_jit
 from jaxlite.lax.indexing import slice as lax_slice
 from jaxlite.lax.structural import canonicalize_shape, operand
 from jaxlite.numpy.ufuncs import check_arraylike, promote_dtypes
@@ -591,6 +592,7 @@ def _split(fun_name, ary, indices_or_sections, axis, equal):
     return list(lax.split(x, sizes, axis))
 
 
+@eager_jit
 def split(ary, indices_or_sections, axis=0):
     """Equal sections (an int) or pieces between the given indices along `axis`."""
     return _split("split", ary, indices_or_sections, axis, equal=True)
@@ -697,6 +699,7 @@ def tile(A, reps):  # noqa: N803  (NumPy's name)
     return lax.tile(x, reps)
 
 
+@eager_jit
 def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None):
     """Repeat each element `repeats` times along `axis` (flattened if None).
 
@@ -907,6 +910,7 @@ def _pad_width(pad_width, nd):
     return tuple((int(lo), int(hi)) for lo, hi in arr)
 
 
+@eager_jit
 def pad(array, pad_width, mode="constant", **kwargs):
     """Pad `array` with `pad_width[i] = (before, after)` elements along axis i.
 

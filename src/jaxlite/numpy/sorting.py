@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite import dtypes, lax
+from jaxlite.eager_jit import eager_jit
 from jaxlite.numpy.creation import asarray
 from jaxlite.numpy.ufuncs import check_arraylike, promote_dtypes
 from jaxlite.util import canonicalize_axis
@@ -66,6 +67,7 @@ def _check_sort_args(fun_name, kind, order):
         raise TypeError(f"'order' argument to {fun_name} is not supported.")
 
 
+@eager_jit
 def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     """Sorted copy of `a` along `axis` (flattened when `axis=None`); NaNs sort last."""
     check_arraylike("sort", a)
@@ -75,6 +77,7 @@ def sort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False):
     return lax.rev(out, (axis,)) if descending else out
 
 
+@eager_jit
 def argsort(
     a, axis=-1, *, kind=None, order=None, stable=True, descending=False, dtype=None
 ):
@@ -215,11 +218,13 @@ def _argminmax(fun_name, lax_fn, a, axis, out, keepdims):
     return lax.reshape(result, (1,) * len(in_shape))
 
 
+@eager_jit
 def argmax(a, axis=None, out=None, keepdims=None):
     """Index of the largest element (the first one; a NaN counts as the largest)."""
     return _argminmax("argmax", lax.argmax, a, axis, out, keepdims)
 
 
+@eager_jit
 def argmin(a, axis=None, out=None, keepdims=None):
     """Index of the smallest element (the first one; a NaN counts as the smallest)."""
     return _argminmax("argmin", lax.argmin, a, axis, out, keepdims)
@@ -266,21 +271,25 @@ def _cumulative(
     return lax_fn(a, axis)
 
 
+@eager_jit
 def cumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum along `axis` (of the flattened array when `axis=None`)."""
     return _cumulative("cumsum", lax.cumsum, a, axis, dtype)
 
 
+@eager_jit
 def cumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product along `axis` (of the flattened array when `axis=None`)."""
     return _cumulative("cumprod", lax.cumprod, a, axis, dtype)
 
 
+@eager_jit
 def nancumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum treating NaNs as zero."""
     return _cumulative("nancumsum", lax.cumsum, a, axis, dtype, nan_value=0)
 
 
+@eager_jit
 def nancumprod(a, axis=None, dtype=None, out=None):
     """Cumulative product treating NaNs as one."""
     return _cumulative("nancumprod", lax.cumprod, a, axis, dtype, nan_value=1)

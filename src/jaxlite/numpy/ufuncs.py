@@ -23,6 +23,7 @@ import numpy as np
 from jaxlite import dtypes, lax
 from jaxlite.config import config
 from jaxlite.core import Array, Tracer
+from jaxlite.eager_jit import eager_jit
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax.custom_derivatives import custom_jvp
 
@@ -292,8 +293,16 @@ def _binary(name, prim, promote=promote_args, bool_prim=None):
     return fun
 
 
+# The dtype kinds an Array keeps under each one-argument promotion (no conversion).
+_UNCHANGED_KINDS = {promote_args: "biufc", promote_args_inexact: "fc"}
+
+
 def _unary(name, prim, promote=promote_args):
+    kinds = _UNCHANGED_KINDS.get(promote, "")
+
     def fun(x, /):
+        if type(x) is Array and x._value.dtype.kind in kinds:
+            return prim.bind(x)  # promotion would leave x as it is
         (x,) = promote(name, x)
         return prim.bind(x)
 
@@ -1040,6 +1049,11 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
         raise ValueError(
             "size and fill_value arguments cannot be used in three-term where function."
         )
+    return _where(condition, x, y)
+
+
+@eager_jit(n_arrays=3)
+def _where(condition, x, y):
     from jaxlite.lax.structural import operand
     from jaxlite.numpy.shape import broadcast_arrays
 

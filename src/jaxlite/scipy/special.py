@@ -19,6 +19,7 @@ import numpy as np
 
 from jaxlite import dtypes, lax
 from jaxlite.core import concrete_or_error
+from jaxlite.eager_jit import eager_jit
 from jaxlite.lax import special_scipy as _scipy_kernels
 from jaxlite.lax.custom_derivatives import custom_jvp
 from jaxlite.lax.rules import FLOAT, check_dtype
@@ -927,6 +928,7 @@ def _reduction_axes(name, axis, ndim):
     return tuple(sorted(set(out)))
 
 
+@eager_jit
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """log(sum(b * exp(a))) along `axis`, computed stably (the maximum, whose gradient
     is not needed, is held constant). With `return_sign` also the sign of the sum;
@@ -966,6 +968,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     return out
 
 
+@eager_jit
 def softmax(x, /, *, axis=None):
     """exp(x) / sum(exp(x)) along `axis` (all axes by default, as SciPy)."""
     (x,) = promote_args_inexact("softmax", x)
@@ -993,6 +996,7 @@ def _softmax_fn(axes):
     return fn
 
 
+@eager_jit
 def log_softmax(x, /, *, axis=None):
     """x - logsumexp(x) along `axis` (all axes by default, as SciPy)."""
     from jaxlite import numpy as jnp

@@ -1,0 +1,111 @@
+"""`eager_jit`: an eager call of a composite function runs as one compiled jaxpr.
+
+A jax.numpy function such as `var`, `linalg.solve` or `nn.log_softmax` binds many
+primitives. Called eagerly, each of them pays for argument checks, type promotion,
+abstract evaluation and a new Array: tens of microseconds around a few microseconds
+of NumPy work. JAX runs such functions under `jit`; `eager_jit` does the same for
+eager calls. The first call with a new signature (the static arguments, each array's
+shape, dtype and weak type, the tracing config) traces the function to a jaxpr and
+compiles it with the NumPy backend; later calls run the generated code directly.
+
+The function runs as written, op by op, in every other case, so nothing observable
+changes there: under a transformation (jaxprs show the function's own primitives,
+never a `jit` equation), while `disable_jit` or the NaN/inf checks are on (they
+check each primitive), and when an argument is not of the expected kind (the leading
+`n_arrays` positional arguments must be Arrays or Python scalars, which become weak
+Arrays as under `jit`; every other argument must be hashable, being static).
+Decorate only functions whose result does not depend on the *values* of their array
+arguments in Python (no `concrete_or_error` on them).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from jaxlite import backend, dtypes, tree_util
+from jaxlite.config import config
+from jaxlite.core import Array, ShapedArray, _state, dce_closed_jaxpr, eval_trace
+from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
+
+_SCALARS = (float, int, bool)
+_MAX_ENTRIES = 512  # per function; the cache is emptied when full
+
+
+def eager_jit(fun=None, *, n_arrays=1):
+    """Run eager calls of `fun` as a compiled jaxpr, cached per signature.
+
+    The first `n_arrays` positional arguments are the traced ones; the others, and
+    every keyword argument, are static. Usable as `@eager_jit` or
+    `@eager_jit(n_arrays=2)`.
+    """
+    if fun is None:
+        return functools.partial(eager_jit, n_arrays=n_arrays)
+    cache = {}
+
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        if _state.trace is not eval_trace or config.jit_slow_path:
+            return fun(*args, **kwargs)
+        key = [config.trace_context]
+        vals = []
+        for a in args[:n_arrays]:
+            t = type(a)
+            if t is Array:
+                v = a._value
+                vals.append(v)
+                key += (v.shape, v.dtype, a.weak_type)
+            elif t in _SCALARS:
+                try:
+                    v = dtypes.coerce_to_array(a)[()]
+                except OverflowError:
+                    return fun(*args, **kwargs)
+                vals.append(v)
+                key += (v.shape, v.dtype, t is not bool)
+            else:
+                return fun(*args, **kwargs)
+        if len(vals) < n_arrays:  # an array argument given by keyword, or left out
+            return fun(*args, **kwargs)
+        # Static values with their types: 1.0 == np.float64(1.0), but one is weak.
+        statics = args[n_arrays:]
+        key += [(type(s), s) for s in statics]
+        if kwargs:
+            key += [(k, type(v), v) for k, v in kwargs.items()]
+        try:
+            entry = cache.get(tuple(key))
+        except TypeError:  # an unhashable argument (a list, an array): not static
+            return fun(*args, **kwargs)
+        if entry is None:
+            if len(cache) >= _MAX_ENTRIES:
+                cache.clear()
+            avals = [ShapedArray(*key[i : i + 3]) for i in range(1, 3 * n_arrays, 3)]
+            entry = cache[tuple(key)] = _compile(fun, avals, statics, kwargs)
+        exe_fun, out_weak, out_tree = entry
+        outs = exe_fun(*vals)
+        if out_tree is None:
+            return Array(outs[0], out_weak[0])
+        return tree_util.tree_unflatten(
+            out_tree, [Array(o, w) for o, w in zip(outs, out_weak)]
+        )
+
+    wrapper._eager_jit_wrapped = fun
+    return wrapper
+
+
+def _compile(fun, avals, statics, kwargs):
+    """Trace `fun` for `avals` and compile it: (function, out weak types, out tree or
+    None for a single array)."""
+    out_trees = []
+
+    def flat_fun(*tracers):
+        out = fun(*tracers, *statics, **kwargs)
+        leaves, tree = tree_util.tree_flatten(out)
+        out_trees.append(tree)
+        return leaves
+
+    closed = dce_closed_jaxpr(trace_to_jaxpr(flat_fun, avals, debug_info(fun, "jit")))
+    name = getattr(fun, "__name__", "eager_fun")
+    exe = backend.compile(closed, name if name.isidentifier() else "eager_fun")
+    out_weak = tuple(a.weak_type for a in closed.out_avals)
+    (out_tree,) = out_trees
+    single = out_tree == tree_util.tree_structure(0)
+    return exe.fun, out_weak, None if single else out_tree

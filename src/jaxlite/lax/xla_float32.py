@@ -1,0 +1,590 @@
+"""Float32 transcendental functions rounded as XLA's CPU backend rounds them.
+
+NumPy's SIMD routines and XLA:CPU (what JAX runs) compute `exp`, `tanh`, `sin`, ...
+differently, and the last bits show: `jnp.exp(1.0)` prints 2.7182817 in JAX, and
+NumPy's float32 exp rounds to 2.718282. This module computes them as XLA does, so the
+results equal JAX's bit for bit:
+
+- `exp`, `log`, `log1p`, `expm1`, `tanh`, `logistic`, `erf`, `erf_inv` are XLA's own
+  polynomial and rational approximations, and `sinh`, `cosh`, `exp2`, `asin`, `acos`,
+  `asinh`, `acosh`, `atanh` XLA's expansions of those operations; the algorithms are
+  in `xla_float32_kernels`, written once against a small float32 arithmetic;
+- `sin`, `cos`, `tan`, `atan`, `atan2`, `pow`, `cbrt` are calls of the C library's
+  `sinf`, `cosf`, ... in XLA, so here too (ctypes, elementwise; where no C math
+  library can be loaded, float64 NumPy results rounded to float32, within an ulp).
+
+This module supplies that arithmetic twice: on float32 NumPy arrays (with an exactly
+rounded fused multiply-add emulated in float64), and on Python floats for 0-d values,
+where a NumPy call (about a microsecond) would cost more than the arithmetic. XLA runs
+with denormals-are-zero and flush-to-zero; both are emulated. 16-bit floats are
+computed in float32 and rounded, as XLA does, where XLA does (not for the operations
+it expands in the 16-bit type: logistic, expm1, exp2, asin, ...).
+
+The trade: an exact kernel costs 20 to 60 NumPy calls (the libm ones a C call per
+element), about 30 to 100 microseconds on small arrays, where NumPy's ufunc is one
+call within a few ulp. The primitives' impl and lowering rules (lax/elementwise.py,
+lax/special.py) therefore use the kernels for arrays of at most
+`jaxlite_xla_exact_math_limit` elements (jaxlite.config; under jit the lowering
+decides from the aval's size), which covers scalars (a few microseconds) and the small
+arrays people print and compare, and keep NumPy's ufuncs for larger arrays, so that
+large workloads (an MLP's tanh on a 128x512 batch) run at NumPy speed. jaxlite.random
+uses the kernels at every size (`xla_exact`), since its samples must equal JAX's.
+
+JAX's own results depend on the array size for some sizes below about 64 elements
+(XLA's compiler then calls the C library's `expf` for 3, 5, 6 or 7 elements, inlines
+an `atan` polynomial instead of `atanf`, ...): the kernels reproduce JAX's results on
+scalars and on large arrays, which agree.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+import struct
+
+import numpy as np
+from ml_dtypes import bfloat16
+
+from jaxlite.backend import lowering_rules
+from jaxlite.config import config
+from jaxlite.core import impl_rules
+from jaxlite.lax import xla_float32_kernels as _kernels
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_U32 = np.dtype(np.uint32)
+_U64 = np.dtype(np.uint64)
+_I32 = np.dtype(np.int32)
+
+
+def _h(bits):
+    """The float32 with IEEE bits `bits`."""
+    return np.uint32(bits).view(np.float32)
+
+
+def _f(v):
+    return np.float32(v)
+
+
+_TINY = _f(np.finfo(np.float32).tiny)
+_ONE = _f(1)
+_HALF = _f(0.5)
+_ZERO = _f(0)
+_INF = _f(np.inf)
+
+# --------------------------------------------------------------------------------------
+# An exactly rounded fused multiply-add
+
+
+def _two_sum(a, b):
+    """`s, e` with `s = fl(a + b)` and `a + b == s + e` exactly (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _two_prod(a, b):
+    """`p, e` with `p = fl(a * b)` and `a * b == p + e` exactly (Dekker, Veltkamp)."""
+    p = a * b
+
+    def halves(x):
+        t = 134217729.0 * x
+        hi = t - (t - x)
+        return hi, x - hi
+
+    ah, al = halves(a)
+    bh, bl = halves(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _fma_narrow(a, b, c, dtype):
+    """fma for dtypes whose products are exact in float64 (float32 and narrower).
+
+    `a * b + c` is rounded once to float64 and once to `dtype`; the second rounding is
+    wrong only when the first lands exactly halfway between two `dtype` values (the
+    float64 bits below `dtype`'s mantissa read 100...0), and then the sign of the first
+    rounding's error says which way the exact sum lies.
+    """
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    with np.errstate(all="ignore"):
+        p = a * b
+        s = p + c
+        r = s.astype(dtype)
+        dropped = 52 - int(np.finfo(dtype).nmant)
+        low = np.asarray(s).view(np.uint64) & np.uint64((1 << dropped) - 1)
+        tie = low == np.uint64(1 << (dropped - 1))
+        if np.any(tie):
+            # Rare: redo the suspicious elements only.
+            p, c, s = (np.broadcast_to(v, tie.shape)[tie] for v in (p, c, s))
+            _, err = _two_sum(p, c)
+            near = s.astype(dtype)
+            toward = np.where(s > near.astype(np.float64), np.inf, -np.inf)
+            other = np.nextafter(near, toward.astype(dtype))
+            fix = (s != near.astype(np.float64)) & (err != 0) & np.isfinite(err)
+            closer = np.where(err > 0, np.maximum(near, other), np.minimum(near, other))
+            r = np.array(np.broadcast_to(r, tie.shape))
+            r[tie] = np.where(fix, closer, near)
+    return r
+
+
+def _fma_f64(a, b, c):
+    """Exactly rounded float64 fma: Boldo and Melquiond's emulation by rounding to odd."""
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    with np.errstate(all="ignore"):
+        uh, ul = _two_prod(a, b)
+        th, tl = _two_sum(c, uh)
+        v, ve = _two_sum(tl, ul)
+        even = (v.view(np.int64) & 1) == 0
+        away = np.nextafter(v, np.where(ve > 0, np.inf, -np.inf))
+        v = np.where((ve != 0) & even, away, v)
+        out = th + v
+        exact = np.isfinite(out) & np.isfinite(uh) & np.isfinite(ul)
+        return np.where(exact, out, a * b + c)
+
+
+_TIE_BITS = np.uint64((1 << 29) - 1)  # the float64 mantissa bits float32 drops
+_TIE = np.uint64(1 << 28)  # ... reading 100...0: halfway between two float32 values
+
+
+def fma_f32(a, b, c):
+    """`a * b + c` rounded once to float32, for float32 operands, in as few NumPy
+    calls as possible: the product is exact in float64, so only a float64 sum that
+    lands on a float32 tie needs the careful path."""
+    s = np.add(np.multiply(a, b, dtype=_F64), c, dtype=_F64)
+    if ((s.view(_U64) & _TIE_BITS) == _TIE).any():
+        out = _fma_narrow(a, b, c, _F32)
+        return out[()] if out.ndim == 0 else out
+    return s.astype(_F32)  # a NumPy scalar for scalar operands, as fma_values gives
+
+
+def fma_values(a, b, c):
+    """`a * b + c` with one rounding, on NumPy values of one float dtype."""
+    found = {getattr(v, "dtype", None) for v in (a, b, c)}
+    dtype = found.pop() if len(found) == 1 else None
+    if dtype is None:
+        dtype = np.result_type(a, b, c)
+    if dtype == _F32:
+        return fma_f32(a, b, c)
+    if dtype == np.float64:
+        out = _fma_f64(a, b, c)
+    else:
+        out = _fma_narrow(a, b, c, dtype)
+    return out[()] if out.ndim == 0 else out
+
+
+# --------------------------------------------------------------------------------------
+# The C library's float functions (XLA calls sinf, cosf, tanf, atanf, atan2f, powf and
+# cbrtf), through ctypes
+
+_libm_functions = {}
+
+
+def _libm_function(name, arity):
+    """The C library's float function `name`, or None where it cannot be loaded."""
+    if name not in _libm_functions:
+        try:
+            library = ctypes.CDLL(ctypes.util.find_library("m"))
+            fun = getattr(library, name)
+        except (OSError, AttributeError, TypeError):
+            fun = None
+        else:
+            fun.restype = ctypes.c_float
+            fun.argtypes = [ctypes.c_float] * arity
+        _libm_functions[name] = fun
+    return _libm_functions[name]
+
+
+_NUMPY_FALLBACK = {
+    "sinf": np.sin,
+    "cosf": np.cos,
+    "tanf": np.tan,
+    "atanf": np.arctan,
+    "atan2f": np.arctan2,
+    "powf": np.power,
+    "cbrtf": np.cbrt,
+}
+_CBRT_OF_SUBNORMAL = _h(0xA6214518)  # glibc's cbrtf under denormals-are-zero
+
+
+def libm_values(name, *args):
+    """C's float32 function `name` (`"sinf"`, `"powf"`, ...) elementwise on NumPy
+    values, as XLA calls it: with denormals-are-zero and flush-to-zero set, so that a
+    computed subnormal result becomes zero, while one returned as given (sinf, tanf,
+    atanf of a subnormal return it) stays; cbrtf of a subnormal reads garbage."""
+    args = np.broadcast_arrays(*[np.asarray(a, _F32) for a in args])
+    fun = _libm_function(name, len(args))
+    with np.errstate(all="ignore"):
+        if fun is None:
+            fallback = _NUMPY_FALLBACK[name]
+            out = fallback(*[a.astype(np.float64) for a in args]).astype(_F32)
+        else:
+            flat = [a.ravel().tolist() for a in args]
+            out = np.fromiter(map(fun, *flat), _F32, count=args[0].size)
+            out = out.reshape(args[0].shape)
+        computed = out.view(_U32) != args[0].view(_U32)
+        out = np.where(computed & (np.abs(out) < _TINY), out * _ZERO, out)
+        if name == "cbrtf":
+            subnormal = (np.abs(args[0]) < _TINY) & (args[0] != _ZERO)
+            out = np.where(subnormal, _CBRT_OF_SUBNORMAL, out)
+    return out[()] if out.ndim == 0 else out
+
+
+# --------------------------------------------------------------------------------------
+# The kernels' arithmetic (see xla_float32_kernels): on float32 NumPy arrays, and on
+# Python floats holding float32 values
+
+
+class _ArrayMath:
+    """Float32 arithmetic on NumPy arrays. `fma` computes in float64 (the product is
+    exact, the sum rounded once) and rounds to float32; that double rounding is wrong
+    only where the float64 sum lies exactly halfway between two float32 values, so the
+    sums are kept and `ties` finds those (rare) elements, which `_run` recomputes with
+    `exact=True` (`fma_f32` throughout)."""
+
+    __slots__ = ("sums", "exact")
+
+    mul = staticmethod(np.multiply)
+    add = staticmethod(np.add)
+    sub = staticmethod(np.subtract)
+    div = staticmethod(np.divide)
+    sqrt = staticmethod(np.sqrt)
+    neg = staticmethod(np.negative)
+    abs = staticmethod(np.abs)
+    floor = staticmethod(np.floor)
+    isnan = staticmethod(np.isnan)
+
+    def __init__(self, exact=False):
+        self.sums = []
+        self.exact = exact
+
+    def fma(self, a, b, c):
+        if self.exact:
+            return fma_f32(_F32.type(a), _F32.type(b), _F32.type(c))
+        s = np.multiply(a, b, dtype=_F64)
+        s += c
+        self.sums.append((a, b, c, s))
+        return s.astype(_F32)
+
+    def ties(self, shape):
+        """A boolean mask of `shape`: where some fma's float64 sum was a tie that
+        the float64 addition had rounded onto (an exact sum rounds right)."""
+        sums = [s.ravel() for _, _, _, s in self.sums]
+        flagged = (np.concatenate(sums).view(_U64) & _TIE_BITS) == _TIE
+        mask = np.zeros(shape, bool)
+        if not flagged.any():
+            return mask
+        for a, b, c, s in self.sums:
+            tie = (s.view(_U64) & _TIE_BITS) == _TIE
+            if tie.any():
+                p = np.multiply(a, b, dtype=_F64)
+                _, err = _two_sum(p, np.asarray(c, _F64))
+                mask |= tie & (err != 0)
+        return mask
+
+    @staticmethod
+    def where(cond, a, b):
+        return np.where(cond, _F32.type(a), _F32.type(b))
+
+    @staticmethod
+    def clamp(lo, x, hi):
+        # NaN propagates, as XLA's compare-and-select clamps do.
+        return np.minimum(np.maximum(x, _F32.type(lo)), _F32.type(hi))
+
+    @staticmethod
+    def daz(x):
+        return np.where(np.abs(x) < _TINY, x * _ZERO, x)
+
+    @staticmethod
+    def copysign_one(x):
+        return np.copysign(_ONE, x)
+
+    @staticmethod
+    def pow2(n):
+        return ((n.astype(_I32) << 23) + np.int32(0x3F800000)).view(_F32)
+
+    @staticmethod
+    def frexp(x):
+        bits = x.view(_U32)
+        e = ((bits >> np.uint32(23)).astype(_I32) - np.int32(126)).astype(_F32)
+        mant = ((bits & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(_F32)
+        return mant, e
+
+    @staticmethod
+    def libm(name, *args):
+        return libm_values(name, *args)
+
+
+_pack_f = struct.Struct("f").pack
+_unpack_f = struct.Struct("f").unpack
+_TINY_F = float(_TINY)
+_INF_F = math.inf
+
+
+def _r32(v):
+    """The Python float `v` rounded to float32 (to nearest, ties to even)."""
+    return _unpack_f(_pack_f(v))[0]
+
+
+class _ScalarMath:
+    """The same float32 arithmetic on Python floats (0-d inputs): one float64
+    operation and one rounding to float32 per step, a few hundred nanoseconds where
+    a NumPy call costs a microsecond."""
+
+    exact = True
+
+    @staticmethod
+    def mul(a, b):
+        return _r32(a * b)
+
+    @staticmethod
+    def add(a, b):
+        return _r32(a + b)
+
+    @staticmethod
+    def sub(a, b):
+        return _r32(a - b)
+
+    @staticmethod
+    def div(a, b):
+        if b:
+            return _r32(a / b)
+        if a != a or not a:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+    @staticmethod
+    def fma(a, b, c):
+        s = a * b + c
+        r = _r32(s)
+        d = s - r
+        if d and d == d:
+            other = r + d + d
+            if _r32(other) == other:
+                # s lies halfway between r and other: if the float64 sum was
+                # rounded, the exact sum lies on the side of its rounding error.
+                p = a * b
+                bb = s - p
+                err = (p - (s - bb)) + (c - bb)
+                if err and (err > 0) == (other > r):
+                    return other
+        return r
+
+    @staticmethod
+    def sqrt(x):
+        if x > 0.0 and x != _INF_F:
+            return _r32(math.sqrt(x))
+        return x if x >= 0.0 or x != x else math.nan
+
+    @staticmethod
+    def neg(x):
+        return -x
+
+    @staticmethod
+    def abs(x):
+        return abs(x)
+
+    @staticmethod
+    def floor(x):
+        return float(math.floor(x)) if abs(x) < _INF_F else x
+
+    @staticmethod
+    def isnan(x):
+        return x != x
+
+    @staticmethod
+    def where(cond, a, b):
+        return a if cond else b
+
+    @staticmethod
+    def clamp(lo, x, hi):
+        if x != x:
+            return x
+        return hi if x > hi else lo if x < lo else x
+
+    @staticmethod
+    def daz(x):
+        return x if abs(x) >= _TINY_F or x != x else x * 0.0
+
+    @staticmethod
+    def copysign_one(x):
+        return math.copysign(1.0, x)
+
+    @staticmethod
+    def pow2(n):
+        if n != n:
+            return 1.0  # z is NaN too
+        return 0.0 if n == -127.0 else math.ldexp(1.0, int(n))
+
+    @staticmethod
+    def frexp(x):
+        mant, e = math.frexp(x)
+        return mant, float(e)
+
+    @staticmethod
+    def libm(name, *args):
+        fun = _libm_function(name, len(args))
+        if fun is None:
+            return float(libm_values(name, *args))
+        out = fun(*args)
+        x = args[0]
+        if name == "cbrtf" and x and abs(x) < _TINY_F:
+            return float(_CBRT_OF_SUBNORMAL)
+        if out and abs(out) < _TINY_F and out != x:
+            return out * 0.0  # computed subnormal results flush to zero
+        return out
+
+
+_SCALAR_MATH = _ScalarMath()
+
+
+# --------------------------------------------------------------------------------------
+# Running a kernel: dtypes, 0-d values, and the rare fma ties
+
+
+_SCALAR_LOOP_MAX = 8  # elements; measured: about where the two cost the same
+
+
+def _run(kernel, *args):
+    """`kernel` on float32 (or 16-bit float) NumPy values, rounded as XLA does."""
+    args = [np.asarray(a) for a in args]
+    dtype = args[0].dtype
+    if len(args) > 1:
+        args = np.broadcast_arrays(*args)
+    if args[0].ndim == 0:
+        out = kernel(*[float(a) for a in args], _SCALAR_MATH)
+        return np.float32(out) if dtype == _F32 else np.asarray(out, dtype)[()]
+    if args[0].size <= _SCALAR_LOOP_MAX:
+        # A few elements: one Python-float kernel each beats the NumPy calls.
+        flat = zip(*[a.ravel().tolist() for a in args])
+        out = np.array([kernel(*v, _SCALAR_MATH) for v in flat], _F32)
+        out = out.reshape(args[0].shape)
+        return out if dtype == _F32 else out.astype(dtype)
+    xs = [a if a.dtype == _F32 else a.astype(_F32) for a in args]
+    m = _ArrayMath()
+    with np.errstate(all="ignore"):
+        out = kernel(*xs, m)
+        if m.sums:
+            ties = m.ties(out.shape)
+            if ties.any():
+                out = np.array(out)
+                out[ties] = kernel(*[a[ties] for a in xs], _ArrayMath(exact=True))
+        return out if dtype == _F32 else out.astype(dtype)
+
+
+_KERNELS = _kernels.KERNELS
+KERNEL_NAMES = frozenset(_KERNELS)
+
+
+def _public(name):
+    kernel = _KERNELS[name]
+
+    def fun(*args):
+        return _run(kernel, *args)
+
+    fun.__name__ = fun.__qualname__ = name
+    fun.__doc__ = f"XLA:CPU's float32 `{name}` on NumPy values, bit for bit."
+    return fun
+
+
+exp, exp2, log, log1p, expm1 = (
+    _public(n) for n in ("exp", "exp2", "log", "log1p", "expm1")
+)
+tanh, logistic, sinh, cosh = (_public(n) for n in ("tanh", "logistic", "sinh", "cosh"))
+erf, erf_inv = _public("erf"), _public("erf_inv")
+sin, cos, tan, atan, cbrt = (_public(n) for n in ("sin", "cos", "tan", "atan", "cbrt"))
+asin, acos, asinh, acosh, atanh = (
+    _public(n) for n in ("asin", "acos", "asinh", "acosh", "atanh")
+)
+atan2, pow = _public("atan2"), _public("pow")  # noqa: A001 (lax's name)
+
+
+# --------------------------------------------------------------------------------------
+# Rules for the lax primitives: exact kernels for small float32 arrays
+
+_EXACT_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float16, bfloat16))
+# XLA computes these 16-bit operations' expansions (1 / (1 + exp(-x)), ...) in the
+# 16-bit type around a float32 core, which the kernels do not follow.
+_FLOAT32_ONLY = frozenset(
+    {"logistic", "expm1", "exp2", "asin", "acos", "asinh", "acosh", "atanh"}
+    | {"atan2", "pow"}
+)
+
+
+def exact_applies(name, dtypes, size):
+    """Whether the primitive `name` on operands of `dtypes` (a result of `size`
+    elements) is computed by the exact kernel."""
+    first = dtypes[0]
+    return (
+        (first == _F32 or (first in _EXACT_DTYPES and name not in _FLOAT32_ONLY))
+        and all(d == first for d in dtypes[1:])
+        and size <= config.xla_exact_math_limit
+    )
+
+
+def exact_impl_rule(name, fallback):
+    """An impl rule: the exact kernel `name` where `exact_applies`, else `fallback`
+    (the primitive's NumPy impl rule)."""
+    kernel = _KERNELS[name]
+
+    def impl(*args, **params):
+        dtypes = [getattr(a, "dtype", None) for a in args]
+        size = max(np.size(a) for a in args)
+        if exact_applies(name, dtypes, size):
+            return [_run(kernel, *args)]
+        return fallback(*args, **params)
+
+    impl.__name__ = f"_{name}_impl"
+    return impl
+
+
+def _exact_call(name):
+    """The function generated code calls: takes `out=` as a ufunc does, so the
+    backend may hand it a dying operand's buffer."""
+    kernel = _KERNELS[name]
+
+    def call(*args, out=None):
+        result = _run(kernel, *args)
+        if out is None:
+            return result
+        np.copyto(out, result)
+        return out
+
+    call.__name__ = f"xla_{name}"
+    return call
+
+
+_EXACT_CALLS = {name: _exact_call(name) for name in _KERNELS}
+
+
+def exact_lowering_rule(name, fallback, impl=None):
+    """A NumPy-backend lowering rule: a call of the exact kernel for equations whose
+    avals `exact_applies` to (decided at lowering time, from the avals), else the
+    `fallback` rule (an `inline` NumPy template, kept so buffer reuse still works), or
+    where there is none, a call of `impl` (the primitive's impl rule). The body of a
+    compiled loop always takes the fast path: the exact kernel's cost would be paid on
+    every iteration (a 1,000-step scan of a 64-wide tanh runs 15x slower)."""
+    call = _EXACT_CALLS[name]
+
+    def rule(ctx, *args, **params):
+        avals = ctx.avals_in()
+        size = max(math.prod(a.shape) for a in avals)
+        if not ctx.in_loop and exact_applies(name, [a.dtype for a in avals], size):
+            return f"{ctx.add_global(call, f'xla_{name}')}({', '.join(args)})"
+        if fallback is not None:
+            return fallback(ctx, *args, **params)
+        fn = ctx.add_global(lambda *a: impl(*a, **params)[0], name)
+        return f"{fn}({', '.join(args)})"
+
+    # The exact call takes `out=` too, so the rule is a ufunc exactly when the
+    # fallback template is one.
+    rule.ufunc = getattr(fallback, "ufunc", False)
+    return rule
+
+
+def use_exact_kernel(prim, name):
+    """Route the impl and lowering rules of the lax primitive `prim` (already
+    registered with NumPy's function) through the exact kernel `name`."""
+    np_impl = impl_rules[prim]
+    impl_rules[prim] = exact_impl_rule(name, np_impl)
+    lowering_rules[prim] = exact_lowering_rule(name, lowering_rules.get(prim), np_impl)
