@@ -28,6 +28,7 @@ from jaxlite import dtypes
 from jaxlite.core import Primitive, abstract_eval_rules
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax import xla_float32
+from jaxlite.lax import xla_float32_kernels as _kernels
 from jaxlite.lax.elementwise import (
     abs,
     add,
@@ -152,33 +153,13 @@ def _erf_inv_np(x):
 
 
 def _giles(w, t):
+    """Giles' erfinv polynomials (XLA's float32 erf_inv, `xla_float32_kernels`), in
+    float64: the starting point of the Newton steps above."""
     small = t < 5
-    ts = t - 2.5
-    p = 2.81022636e-08
-    for c in (
-        3.43273939e-07,
-        -3.5233877e-06,
-        -4.39150654e-06,
-        0.00021858087,
-        -0.00125372503,
-        -0.00417768164,
-        0.246640727,
-        1.50140941,
-    ):
-        p = c + p * ts
-    tl = np.sqrt(np.maximum(t, 0)) - 3
-    q = -0.000200214257
-    for c in (
-        0.000100950558,
-        0.00134934322,
-        -0.00367342844,
-        0.00573950773,
-        -0.0076224613,
-        0.00943887047,
-        1.00167406,
-        2.83297682,
-    ):
-        q = c + q * tl
+    ts, tl = t - 2.5, np.sqrt(np.maximum(t, 0)) - 3
+    p = q = 0.0
+    for c, d in zip(_kernels.ERFINV_CENTRAL, _kernels.ERFINV_TAIL):
+        p, q = float(c) + p * ts, float(d) + q * tl
     return np.where(small, p, q) * w
 
 

@@ -267,7 +267,7 @@ def erf(x, m):
     return m.where(x == 0.0, x, out)
 
 
-_ERFINV_CENTRAL = tuple(
+ERFINV_CENTRAL = tuple(
     _f(c)
     for c in (
         2.81022636e-08,
@@ -281,7 +281,7 @@ _ERFINV_CENTRAL = tuple(
         1.50140941,
     )
 )
-_ERFINV_TAIL = tuple(
+ERFINV_TAIL = tuple(
     _f(c)
     for c in (
         -0.000200214257,
@@ -302,8 +302,8 @@ def erf_inv(x, m):
     w = m.neg(log1p(m.mul(x, m.neg(x)), m))
     central = w < 5.0
     w = m.where(central, m.sub(w, 2.5), m.sub(m.sqrt(w), 3.0))
-    p = m.where(central, _ERFINV_CENTRAL[0], _ERFINV_TAIL[0])
-    for c, t in zip(_ERFINV_CENTRAL[1:], _ERFINV_TAIL[1:]):
+    p = m.where(central, ERFINV_CENTRAL[0], ERFINV_TAIL[0])
+    for c, t in zip(ERFINV_CENTRAL[1:], ERFINV_TAIL[1:]):
         p = m.fma(p, w, m.where(central, c, t))
     out = m.daz(m.mul(p, x))
     out = m.where(m.abs(x) == 1.0, m.mul(x, _INF), out)
