@@ -176,11 +176,11 @@ _OPTIONS = {
     "jax_platform_name": _Option(None, "JAX_PLATFORM_NAME", _check_optional_str),
     # jaxlite's own: keep freed array buffers for reuse (jaxlite.backend.memory).
     "jaxlite_malloc_tuning": _Option(True, "JAXLITE_MALLOC_TUNING", _check_bool),
-    # jaxlite's own: float32 transcendental functions (exp, tanh, sin, ...) of arrays
-    # with at most this many elements are computed as XLA:CPU computes them, equal to
-    # JAX bit for bit, at the cost of tens of NumPy calls (or one C call per element);
-    # larger arrays use NumPy's ufuncs, within a few ulp (jaxlite.lax.xla_float32).
-    # 0 turns the exact kernels off.
+    # jaxlite's own: float32 transcendental functions (exp, tanh, sin, ...) run eagerly
+    # on arrays with at most this many elements are computed as XLA:CPU computes them,
+    # equal to JAX bit for bit, at the cost of tens of NumPy calls (or one C call per
+    # element); larger arrays and compiled code (jit) use NumPy's ufuncs, within a few
+    # ulp (jaxlite.lax.xla_float32). 0 turns the exact kernels off.
     "jaxlite_xla_exact_math_limit": _Option(
         1024, "JAXLITE_XLA_EXACT_MATH_LIMIT", _check_nonnegative_int
     ),
@@ -212,7 +212,6 @@ _TRACE_OPTIONS = (
     "jax_default_matmul_precision",
     "jax_softmax_custom_jvp",
     "jax_allow_f16_reductions",
-    "jaxlite_xla_exact_math_limit",
 )
 # The names of `config.trace_context`'s entries, in order (for cache-miss messages).
 TRACE_OPTIONS = _TRACE_OPTIONS

@@ -473,16 +473,13 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars."""
 
-    # The backend caches the executable here, and, apart, the one compiled as the body
-    # of a loop (see `backend.numpy_backend.compile`).
-    __slots__ = ("jaxpr", "consts", "_compiled", "_compiled_in_loop")
+    __slots__ = ("jaxpr", "consts", "_compiled")
 
     def __init__(self, jaxpr, consts):
         assert len(jaxpr.constvars) == len(consts)
         self.jaxpr = jaxpr
         self.consts = list(consts)
         self._compiled = None
-        self._compiled_in_loop = None
 
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)

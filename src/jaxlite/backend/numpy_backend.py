@@ -11,11 +11,6 @@ intermediate the function allocated itself (the result of another ufunc or of a
 `np.matmul`), of the output's shape and dtype, used for the last time there and never
 viewed by another operation, writes its result into that operand (`out=`). A chain of
 elementwise operations then runs in one buffer instead of allocating one per step.
-
-The body of a loop (`scan`, `while`) is compiled `in_loop`, and so is everything its
-lowering compiles in turn (a `cond`'s branches, a `custom_jvp`'s function): its rules
-see `ctx.in_loop` and may choose the fastest code there, since the loop runs it once
-per iteration (the float32 functions of `lax/xla_float32.py` do).
 """
 
 from __future__ import annotations
@@ -24,7 +19,6 @@ import builtins
 import functools
 import keyword
 import re
-import threading
 import warnings
 
 import numpy as np
@@ -47,9 +41,8 @@ class LoweringContext:
     shapes and dtypes (the executable only ever receives values of those avals).
     """
 
-    def __init__(self, in_loop=False):
+    def __init__(self):
         self.namespace = {"np": np, "__name__": _GENERATED_MODULE}
-        self.in_loop = in_loop  # compiling (part of) the body of a loop
         self._ids = {}
         self.eqn = None
         # A rule sets this when its expression always returns a new array of the
@@ -140,34 +133,17 @@ class Executable:
         return self.fun(*args)
 
 
-_compiling = threading.local()  # .in_loop: the loop-body flag of the compile under way
-
-
-def compile(closed: ClosedJaxpr, name="jaxpr_fun", *, in_loop=None) -> Executable:
-    """Compile (once, cached on `closed`) a ClosedJaxpr to an `Executable`.
-
-    `in_loop=True` compiles the body of a loop; None inherits the flag of the compile
-    under way (a lowering rule compiling a sub-jaxpr), False otherwise."""
-    if in_loop is None:
-        in_loop = getattr(_compiling, "in_loop", False)
-    exe = closed._compiled_in_loop if in_loop else closed._compiled
+def compile(closed: ClosedJaxpr, name="jaxpr_fun") -> Executable:
+    """Compile (once, cached on `closed`) a ClosedJaxpr to an `Executable`."""
+    exe = closed._compiled
     if exe is None:
-        outer = getattr(_compiling, "in_loop", False)
-        _compiling.in_loop = in_loop
-        try:
-            exe = _compile(closed, name, in_loop)
-        finally:
-            _compiling.in_loop = outer
-        if in_loop:
-            closed._compiled_in_loop = exe
-        else:
-            closed._compiled = exe
+        exe = closed._compiled = _compile(closed, name)
     return exe
 
 
-def _compile(closed, name, in_loop):
+def _compile(closed, name):
     jaxpr = closed.jaxpr
-    ctx = LoweringContext(in_loop)
+    ctx = LoweringContext()
     jaxpr_namer = _Namer()
     for v, c in zip(jaxpr.constvars, closed.consts):
         jaxpr_namer.names[v] = ctx.add_global(np.asarray(c), "c")

@@ -633,7 +633,7 @@ def _make_scan_runner(jaxpr, length, num_carry, num_consts, reverse):
     stacked_avals = body.out_avals[len(kept) :]
     ys = [f"y{i}" for i in range(num_ys) if i not in direct]
     es = [f"e{i}" for i in range(n_extra)]
-    namespace = {"_body": backend.compile(body, in_loop=True).fun, "_empty": np.empty}
+    namespace = {"_body": backend.compile(body).fun, "_empty": np.empty}
     lines = [f"def scan_loop({', '.join(ks + cs + xs)}):"]
     if pre is not None:
         namespace["_pre"] = pre
@@ -842,8 +842,8 @@ def while_runner(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
 
 def _make_while_runner(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
     namespace = {
-        "_cond": backend.compile(cond_jaxpr, in_loop=True).fun,
-        "_body": backend.compile(body_jaxpr, in_loop=True).fun,
+        "_cond": backend.compile(cond_jaxpr).fun,
+        "_body": backend.compile(body_jaxpr).fun,
     }
     n_carry = len(body_jaxpr.in_avals) - body_nconsts
     ccs = [f"p{i}" for i in range(cond_nconsts)]

@@ -21,14 +21,16 @@ computed in float32 and rounded, as XLA does, where XLA does (not for the operat
 it expands in the 16-bit type: logistic, expm1, exp2, asin, ...).
 
 The trade: an exact kernel costs 20 to 60 NumPy calls (the libm ones a C call per
-element), about 30 to 100 microseconds on small arrays, where NumPy's ufunc is one
-call within a few ulp. The primitives' impl and lowering rules (lax/elementwise.py,
-lax/special.py) therefore use the kernels for arrays of at most
-`jaxlite_xla_exact_math_limit` elements (jaxlite.config; under jit the lowering
-decides from the aval's size), which covers scalars (a few microseconds) and the small
-arrays people print and compare, and keep NumPy's ufuncs for larger arrays, so that
-large workloads (an MLP's tanh on a 128x512 batch) run at NumPy speed. jaxlite.random
-uses the kernels at every size (`xla_exact`), since its samples must equal JAX's.
+element), 8 microseconds on a scalar and 30 to 100 on small arrays, where NumPy's ufunc
+is one call within a few ulp. So only operations run one at a time (eager, the way
+values are printed and explored) use the kernels, and only on arrays of at most
+`jaxlite_xla_exact_math_limit` elements (jaxlite.config). Compiled code (`jit`, and
+the eager calls of jnp functions that run compiled, `eager_jit`) keeps NumPy's ufuncs:
+there jaxlite is for speed, and the cost would be paid on every call and every loop
+iteration (a 50-op jitted function on 100 elements ran 20x slower, a 1,000-step scan
+of a 64-wide tanh 15x). Its results are within a few ulp of JAX's, as XLA's own jit
+and eager results may differ where XLA fuses operations. jaxlite.random uses the
+kernels at every size and under jit (`xla_exact`), since its samples must equal JAX's.
 
 JAX's own results depend on the array size for some sizes below about 64 elements
 (XLA's compiler then calls the C library's `expf` for 3, 5, 6 or 7 elements, inlines
@@ -46,7 +48,6 @@ import struct
 import numpy as np
 from ml_dtypes import bfloat16
 
-from jaxlite.backend import lowering_rules
 from jaxlite.config import config
 from jaxlite.core import impl_rules
 from jaxlite.lax import xla_float32_kernels as _kernels
@@ -538,53 +539,8 @@ def exact_impl_rule(name, fallback):
     return impl
 
 
-def _exact_call(name):
-    """The function generated code calls: takes `out=` as a ufunc does, so the
-    backend may hand it a dying operand's buffer."""
-    kernel = _KERNELS[name]
-
-    def call(*args, out=None):
-        result = _run(kernel, *args)
-        if out is None:
-            return result
-        np.copyto(out, result)
-        return out
-
-    call.__name__ = f"xla_{name}"
-    return call
-
-
-_EXACT_CALLS = {name: _exact_call(name) for name in _KERNELS}
-
-
-def exact_lowering_rule(name, fallback, impl=None):
-    """A NumPy-backend lowering rule: a call of the exact kernel for equations whose
-    avals `exact_applies` to (decided at lowering time, from the avals), else the
-    `fallback` rule (an `inline` NumPy template, kept so buffer reuse still works), or
-    where there is none, a call of `impl` (the primitive's impl rule). The body of a
-    compiled loop always takes the fast path: the exact kernel's cost would be paid on
-    every iteration (a 1,000-step scan of a 64-wide tanh runs 15x slower)."""
-    call = _EXACT_CALLS[name]
-
-    def rule(ctx, *args, **params):
-        avals = ctx.avals_in()
-        size = max(math.prod(a.shape) for a in avals)
-        if not ctx.in_loop and exact_applies(name, [a.dtype for a in avals], size):
-            return f"{ctx.add_global(call, f'xla_{name}')}({', '.join(args)})"
-        if fallback is not None:
-            return fallback(ctx, *args, **params)
-        fn = ctx.add_global(lambda *a: impl(*a, **params)[0], name)
-        return f"{fn}({', '.join(args)})"
-
-    # The exact call takes `out=` too, so the rule is a ufunc exactly when the
-    # fallback template is one.
-    rule.ufunc = getattr(fallback, "ufunc", False)
-    return rule
-
-
 def use_exact_kernel(prim, name):
-    """Route the impl and lowering rules of the lax primitive `prim` (already
-    registered with NumPy's function) through the exact kernel `name`."""
-    np_impl = impl_rules[prim]
-    impl_rules[prim] = exact_impl_rule(name, np_impl)
-    lowering_rules[prim] = exact_lowering_rule(name, lowering_rules.get(prim), np_impl)
+    """Route the impl rule of the lax primitive `prim` (already registered with
+    NumPy's function) through the exact kernel `name`; its lowering (compiled code)
+    keeps NumPy's function."""
+    impl_rules[prim] = exact_impl_rule(name, impl_rules[prim])
