@@ -520,24 +520,14 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
         env[v] = val
     for v, val in zip(jaxpr.invars, args):
         env[v] = val
-    if source_info.is_capturing():  # re-bound equations keep their user source line
-        return _eval_jaxpr_with_source(jaxpr, env)
+    capture = source_info.is_capturing()
     for eqn in jaxpr.eqns:
-        outs = eqn.primitive.bind(*unsafe_map(read, eqn.invars), **eqn.params)
-        if not eqn.primitive.multiple_results:
-            outs = [outs]
-        for v, val in zip(eqn.outvars, outs):
-            env[v] = val
-    return [read(v) for v in jaxpr.outvars]
-
-
-def _eval_jaxpr_with_source(jaxpr, env):
-    def read(x):
-        return x.val if type(x) is Literal else env[x]
-
-    for eqn in jaxpr.eqns:
-        with source_info.override(eqn.source_info):
-            outs = eqn.primitive.bind(*unsafe_map(read, eqn.invars), **eqn.params)
+        invals = unsafe_map(read, eqn.invars)
+        if capture:  # re-bound equations keep their user source line
+            with source_info.override(eqn.source_info):
+                outs = eqn.primitive.bind(*invals, **eqn.params)
+        else:
+            outs = eqn.primitive.bind(*invals, **eqn.params)
         if not eqn.primitive.multiple_results:
             outs = [outs]
         for v, val in zip(eqn.outvars, outs):

@@ -512,26 +512,21 @@ _FLOAT32_ONLY = frozenset(
 )
 
 
-def exact_applies(name, dtypes, size):
-    """Whether the primitive `name` on operands of `dtypes` (a result of `size`
-    elements) is computed by the exact kernel."""
-    first = dtypes[0]
-    return (
-        (first == _F32 or (first in _EXACT_DTYPES and name not in _FLOAT32_ONLY))
-        and all(d == first for d in dtypes[1:])
-        and size <= config.xla_exact_math_limit
-    )
-
-
 def exact_impl_rule(name, fallback):
-    """An impl rule: the exact kernel `name` where `exact_applies`, else `fallback`
-    (the primitive's NumPy impl rule)."""
+    """An impl rule: the exact kernel `name` for float32 (or, unless the name is in
+    `_FLOAT32_ONLY`, 16-bit float) operands of one dtype and at most
+    `jaxlite_xla_exact_math_limit` elements, else `fallback` (the primitive's NumPy
+    impl rule). The cheap dtype test comes first: this runs on every eager call."""
     kernel = _KERNELS[name]
+    exact_dtypes = {_F32} if name in _FLOAT32_ONLY else _EXACT_DTYPES
 
     def impl(*args, **params):
-        dtypes = [getattr(a, "dtype", None) for a in args]
-        size = max(np.size(a) for a in args)
-        if exact_applies(name, dtypes, size):
+        first = getattr(args[0], "dtype", None)
+        if (
+            first in exact_dtypes
+            and all(getattr(a, "dtype", None) == first for a in args[1:])
+            and max(np.size(a) for a in args) <= config.xla_exact_math_limit
+        ):
             return [_run(kernel, *args)]
         return fallback(*args, **params)
 
