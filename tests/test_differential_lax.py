@@ -974,7 +974,7 @@ MATS = {"f32": SQ, "batch": SQB, "c64": SQC, "i32": SQI, "sing": SING}
 _ILL_POSED.update({"svd", "qr[pivoting", "cond", "lu_solve[trans", "sqrtm", "polar"})
 SPDS = {"f32": SPD, "c64": HPD, "batch": np.stack([SPD, 2 * SPD])}
 _LA_TOL = 2e-4  # float32 factorisations: LAPACK vs NumPy's LAPACK, different blocking
-_SIGN_FREE = 2e-4  # factors unique up to column signs (phases) are normalised first
+_SIGN_FREE = 2e-4  # factors unique up to column signs (phases): compared as projectors
 
 for _kind, _m in SPDS.items():
     case(f"linalg.cholesky[{_kind}]", lambda m, a: m.linalg.cholesky(a), _m, tol=_LA_TOL, jaxpr=_kind == "f32")  # fmt: skip
@@ -993,26 +993,36 @@ case("linalg.cholesky[nonsquare]", lambda m, a: m.linalg.cholesky(a), TALL)
 case("linalg.cholesky[i32]", lambda m, a: m.linalg.cholesky(a), SQI)
 
 
+def _column_projectors(m, u):
+    """`u[:, k] u[:, k]^H` for every column k: unchanged by each column's sign or phase.
+
+    Singular and eigenvectors are unique only up to such a factor, and which one a
+    LAPACK build returns can flip on a rounding-level difference (a tie between the
+    largest entries of a column, say). These matrices are unique wherever the
+    singular values (eigenvalues) are distinct, as they are for every well-posed
+    input here.
+    """
+    return u[..., :, None, :] * u.conj()[..., None, :, :]
+
+
 def _eigh_canon(m, a):
     w, v = m.nla.eigh(a)
-    k = m.jnp.argmax(m.jnp.abs(v), axis=-2, keepdims=True)
-    pivot = m.jnp.take_along_axis(v, k, axis=-2)
-    return w, v * (m.jnp.abs(pivot) / pivot)
+    return w, _column_projectors(m, v)
 
 
 def _svd_canon(m, a, full=False):
     u, s, vh = m.nla.svd(a, full_matrices=full)
-    k = m.jnp.argmax(m.jnp.abs(u), axis=-2, keepdims=True)
-    phase = m.jnp.abs(m.jnp.take_along_axis(u, k, axis=-2))
-    phase = phase / m.jnp.take_along_axis(u, k, axis=-2)
-    return u * phase, s, vh * m.jnp.swapaxes(phase, -1, -2).conj()
+    if full:  # the extra columns span a null space: any basis of it is correct
+        return s
+    v = m.jnp.swapaxes(vh, -1, -2).conj()
+    return s, _column_projectors(m, u), _column_projectors(m, v)
 
 
 for _kind, _m in {**MATS, "tall": TALL, "wide": WIDE}.items():
     sq = _m.shape[-1] == _m.shape[-2]
     case(f"nla.eigh[{_kind}]", _eigh_canon, _m, tol=_SIGN_FREE)
     case(f"nla.svd[{_kind}]", _svd_canon, _m, tol=_SIGN_FREE)
-    case(f"nla.svd[full_{_kind}]", lambda m, a: _svd_canon(m, a, True)[1], _m, tol=_SIGN_FREE)  # fmt: skip
+    case(f"nla.svd[full_{_kind}]", lambda m, a: _svd_canon(m, a, True), _m, tol=_SIGN_FREE)  # fmt: skip
     case(f"nla.svdvals[{_kind}]", lambda m, a: m.nla.svdvals(a), _m, tol=_LA_TOL)
     case(f"linalg.svd[{_kind}]", lambda m, a: m.linalg.svd(a, compute_uv=False), _m, tol=_LA_TOL, jaxpr=_kind == "f32")  # fmt: skip
     case(f"sla.svd[{_kind}]", lambda m, a: m.sla.svd(a, compute_uv=False), _m, tol=_LA_TOL)  # fmt: skip

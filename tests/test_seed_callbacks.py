@@ -57,7 +57,8 @@ def _run_cell(source, namespace, filename):
 
 
 def _run_example(example, namespace, warning_action):
-    title, source, _, *setup = example
+    title, source = example[:2]
+    setup = [f for f in example[3:4] if isinstance(f, str) and f]
     out = io.StringIO()
     filename = f"<seed: {title}>"
 

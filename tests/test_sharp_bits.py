@@ -151,7 +151,7 @@ def test_pure_uses_internal_state(capsys):
 IMMUTABLE = (
     "TypeError: JAX arrays are immutable and do not support in-place item assignment. "
     "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
-    "https://jax.ac.cn/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+    "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
 )
 
 
@@ -409,7 +409,7 @@ def test_nansum_under_jit_raises():
         exception_line(info.value),
         """\
 NonConcreteBooleanIndexError: Array boolean indices must be concrete; got ShapedArray(bool[5])
-See https://jax.ac.cn/en/latest/errors.html#jax.errors.NonConcreteBooleanIndexError
+See https://docs.jax.dev/en/latest/errors.html#jax.errors.NonConcreteBooleanIndexError
 """,
     )
     # Beyond the seed's text, the traceback notes say where and how to fix it.
@@ -572,7 +572,62 @@ def test_tour_main_runs():
     proc = subprocess.run(
         [sys.executable, "-m", "jaxlite.tour"], capture_output=True, text=True
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     assert "impure_print_side_effect" in proc.stdout
-    assert re.search(r"\d+ of \d+ examples print what the seeds print", proc.stdout)
+    assert "iterators in control-flow primitives" in proc.stdout
+    counts = re.search(
+        r"(\d+) of (\d+) examples print what the seeds print", proc.stdout
+    )
+    total = sum(len(page.examples) for page in tour.PAGES)
+    assert counts.groups() == (str(total), str(total))
+    assert "DIFFERS" not in proc.stdout
     assert "import jaxlite" not in proc.stdout  # the code is shown as the seed wrote it
+
+
+def test_tour_exits_nonzero_on_a_mismatch(monkeypatch, capsys):
+    page = tour.Page("p", (tour.Example("ok", "print(1)", "1\n"),), "002")
+    monkeypatch.setattr(tour, "PAGES", (page,))
+    assert tour.main([]) == 0
+    page = tour.Page("p", (tour.Example("wrong", "print(1)", "2\n"),), "002")
+    monkeypatch.setattr(tour, "PAGES", (page,))
+    assert tour.main(["--check"]) == 1
+    out = capsys.readouterr().out
+    assert "[DIFFERS from seed 002, which prints:]" in out
+    assert "0 of 1 examples print what the seeds print." in out
+
+
+def test_tour_flags():
+    run = [sys.executable, "-m", "jaxlite.tour"]
+    proc = subprocess.run([*run, "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "usage: python -m jaxlite.tour" in proc.stdout
+    proc = subprocess.run([*run, "--chek"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "unrecognized arguments: --chek" in proc.stderr
+
+
+def test_tour_ends_quietly_when_its_reader_stops():  # python -m jaxlite.tour | head
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jaxlite.tour"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=300)
+    assert err == b""
+    assert proc.returncode == 141
+
+
+def test_tour_names_the_seed_each_output_matches():
+    by_title = {e.title: (p, e) for p in tour.PAGES for e in p.examples}
+    page, tracer = by_title["Why callbacks? · print() under jit"]
+    assert tour._status(tracer, page, True).startswith("[as in seed 000,")
+    page, grad = by_title["Example: pure_callback with custom_jvp · hessian of j1"]
+    assert tour._status(grad, page, True).startswith("[as in seed 001,")
+    page, jit_f = by_title["Exploring pure_callback · jit of f"]
+    assert tour._status(jit_f, page, True) == "[as in seed 001 and 000]"
+
+
+def test_tour_confirms_x64():
+    by_title = {e.title: e for e in tour.SHARP_BITS.examples}
+    example = by_title["Double (64-bit) precision · confirm x64 is enabled"]
+    assert tour.run_example(example, tour.new_namespace()) == "dtype('float64')\n"

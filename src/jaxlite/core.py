@@ -374,7 +374,7 @@ class Tracer:
 IMMUTABLE_MESSAGE = (
     "JAX arrays are immutable and do not support in-place item assignment. Instead of "
     "x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
-    "https://jax.ac.cn/en/latest/_autosummary/jax.numpy.ndarray.at.html"
+    "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
 )
 
 

@@ -6,7 +6,7 @@ be found, the argument the value depends on.
 
 from __future__ import annotations
 
-_DOCS = "https://jax.ac.cn/en/latest/errors.html"
+_DOCS = "https://docs.jax.dev/en/latest/errors.html"
 
 
 class _JAXErrorMixin:

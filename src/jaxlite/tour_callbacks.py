@@ -2,12 +2,13 @@
 `pure_callback` API page (seed 003) as tour data.
 
 Each example is a tuple in the field order of `jaxlite.tour.Example`: `(title, source,
-expected, setup)`. `source` is the seed's code verbatim; `expected` is what the tour
+expected, setup)`, with a dict of further fields last where an example needs them. `source` is the seed's code verbatim; `expected` is what the tour
 prints for it, which is the seed's output with two differences of form: a warning is
 written as the tour writes it (`DeprecationWarning: message`, at the moment it is
 raised, so before a value printed afterwards) instead of the notebook's
 `<cell>:line: ...` line and quoted source, and a tracer prints as in seed 000
-(`...with<DynamicJaxprTrace>`). The examples of a page run in order in one namespace.
+(`...with<DynamicJaxprTrace>`). Where 000 and 001 print differently, the example names
+the seed it matches. The examples of a page run in order in one namespace.
 `setup` holds code the page ran without showing it: 003's doctests have `jax` and
 `jnp` predefined.
 """
@@ -41,6 +42,8 @@ result = f(2)
         """\
 intermediate value: Traced<ShapedArray(int32[], weak_type=True)>with<DynamicJaxprTrace>
 """,
+        "",
+        {"seeds": "000", "note": "seed 001 adds `(level=1/0)` after DynamicJaxprTrace"},
     ),
     (
         "Why callbacks? · jax.debug.print under jit",
@@ -389,6 +392,8 @@ DeprecationWarning: The vectorized argument of jax.pure_callback is deprecated a
 DeprecationWarning: The vectorized argument of jax.pure_callback is deprecated and setting it will soon raise an error. To avoid an error in the future, and to suppress this warning, please use the vmap_method argument instead.
 -0.06447162
 """,
+        "",
+        {"seeds": "001", "note": "seed 000 shows the warning once"},
     ),
     (
         "Example: pure_callback with custom_jvp · hessian of j1",
@@ -407,6 +412,8 @@ DeprecationWarning: The vectorized argument of jax.pure_callback is deprecated a
 DeprecationWarning: The vectorized argument of jax.pure_callback is deprecated and setting it will soon raise an error. To avoid an error in the future, and to suppress this warning, please use the vmap_method argument instead.
 Array(-0.4003078, dtype=float32, weak_type=True)
 """,
+        "",
+        {"seeds": "001", "note": "seed 000 shows the warning once"},
     ),
 )
 
