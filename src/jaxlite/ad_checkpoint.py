@@ -28,6 +28,7 @@ import numpy as np
 from jaxlite import source_info, tree_util
 from jaxlite.backend import compile as backend_compile
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.lowering import call_lowering
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
     ClosedJaxpr,
@@ -50,11 +51,6 @@ from jaxlite.interpreters.partial_eval import closure_call_primitives, trace_to_
 
 def _remat_abstract(*avals, differentiated, jaxpr, policy, prevent_cse):
     return list(jaxpr.out_avals), jaxpr.effects
-
-
-def _remat_lowering(ctx, *args, differentiated, jaxpr, policy, prevent_cse):
-    fn = ctx.add_global(backend_compile(jaxpr).fun, "remat")
-    return f"{fn}({', '.join(args)})"
 
 
 def _remat_impl(*args, differentiated, jaxpr, policy, prevent_cse):
@@ -314,7 +310,7 @@ def _remat_batch(axis_size, vals, dims, *, differentiated, jaxpr, policy, preven
 
 remat_p = Primitive("remat2", multiple_results=True)
 abstract_eval_rules[remat_p] = _remat_abstract
-lowering_rules[remat_p] = _remat_lowering
+lowering_rules[remat_p] = call_lowering("jaxpr", "remat")
 ad.jvp_rules[remat_p] = _remat_jvp
 ad.partial_eval_rules[remat_p] = _remat_partial_eval
 ad.transpose_rules[remat_p] = _remat_transpose

@@ -11,9 +11,9 @@ import functools
 
 import numpy as np
 
-from jaxlite import dtypes, tree_util
-from jaxlite.config import config
-from jaxlite.core import Array, ShapedArray
+from jaxlite import tree_util
+from jaxlite.config import override as config_override
+from jaxlite.core import Array, ShapeDtypeStruct, as_value
 from jaxlite.dispatch import jit, jit_p  # noqa: F401
 from jaxlite.interpreters import batching
 from jaxlite.interpreters.partial_eval import (
@@ -26,50 +26,6 @@ from jaxlite.interpreters.partial_eval import (
 
 # A jit staged inside another transformation may close over its tracers.
 closure_call_primitives.add(jit_p)
-
-
-def _given_dtype(dtype):
-    try:
-        return np.dtype(dtype)
-    except TypeError:  # an extended dtype (PRNG keys)
-        return dtypes.canonicalize_dtype(dtype)
-
-
-class ShapeDtypeStruct:
-    """A shape and dtype standing for an array (as JAX's `jax.ShapeDtypeStruct`)."""
-
-    __slots__ = ("shape", "dtype", "sharding", "weak_type")
-
-    def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
-        self.shape = tuple(shape)
-        # As JAX: the dtype is kept as given (int64 stays int64 with x64 off); the
-        # aval, what tracing sees, is canonical.
-        self.dtype = _given_dtype(dtype) if dtype is not None else None
-        self.sharding = sharding
-        self.weak_type = weak_type
-
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
-
-    @property
-    def aval(self):
-        return ShapedArray(
-            self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type
-        )
-
-    def __repr__(self):
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
-
-    def __eq__(self, other):
-        return isinstance(other, ShapeDtypeStruct) and (
-            self.shape,
-            self.dtype,
-            self.weak_type,
-        ) == (other.shape, other.dtype, other.weak_type)
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
 
 
 def _abstract_arg(x):
@@ -177,9 +133,7 @@ _DEVICE = devices()[0]
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Place `x` on the device: leaves become jaxlite Arrays."""
-    from jaxlite.numpy import asarray
-
-    return tree_util.tree_map(lambda leaf: asarray(leaf), x)
+    return tree_util.tree_map(as_value, x)
 
 
 def device_get(x):
@@ -305,14 +259,9 @@ def pmap(
 # Configuration context managers (`with jax.default_matmul_precision("highest"):`)
 
 
-@contextlib.contextmanager
 def _config_context(name, value):
-    previous = config.read(name)
-    config.update(name, value)
-    try:
-        yield
-    finally:
-        config.update(name, previous)
+    # Thread-local, as JAX's: other threads keep their value inside the block.
+    return config_override(name, value)
 
 
 def default_matmul_precision(precision):

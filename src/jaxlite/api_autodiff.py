@@ -8,9 +8,10 @@ import functools
 import numpy as np
 
 from jaxlite import dtypes, tree_util
-from jaxlite.core import Array, Tracer, get_aval
+from jaxlite.core import Array, ShapedArray, Tracer, as_value, get_aval
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.partial_eval import trace_to_jaxpr
+from jaxlite.util import fun_sourceinfo, wraps
 
 
 def _flatten_fun(fun, in_tree, has_aux=False):
@@ -63,12 +64,6 @@ def split_aux(box, outs):
 _PY_SCALARS = (int, float, complex, bool)
 
 
-def _as_value(x):
-    from jaxlite.numpy import asarray
-
-    return x if isinstance(x, Array) or hasattr(x, "_trace") else asarray(x)
-
-
 def _tangent_leaf(t, p, where):
     aval = get_aval(p)
     expected = ad.tangent_dtype(aval.dtype)
@@ -109,10 +104,10 @@ def jvp(fun, primals, tangents, has_aux=False):
             f"primals have tree structure {p_tree} whereas tangents have tree structure "
             f"{t_tree}."
         )
-    p_leaves = [_as_value(p) for p in p_leaves]
+    p_leaves = [as_value(p) for p in p_leaves]
     t_leaves = [
         _tangent_leaf(
-            _as_value(t) if get_aval(t).dtype != dtypes.float0 else t, p, "jvp"
+            as_value(t) if get_aval(t).dtype != dtypes.float0 else t, p, "jvp"
         )
         for p, t in zip(p_leaves, t_leaves)
     ]
@@ -131,7 +126,7 @@ def linearize(fun, *primals, has_aux=False):
     """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` evaluates the linear map."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     literal = [type(p) in _PY_SCALARS for p in p_leaves]
-    p_leaves = [_as_value(p) for p in p_leaves]
+    p_leaves = [as_value(p) for p in p_leaves]
     flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
     outs, linear = ad.linearize_flat(flat_fun, p_leaves, literal)
     outs, aux = split_aux(box, outs)
@@ -149,7 +144,7 @@ def linearize(fun, *primals, has_aux=False):
             )
         from jaxlite.core import eval_jaxpr
 
-        t_leaves = [_as_value(t) for t in t_leaves]
+        t_leaves = [as_value(t) for t in t_leaves]
         out_t = eval_jaxpr(jaxpr, consts, *t_leaves)[:n_out]
         return tree_util.tree_unflatten(out_tree, out_t)
 
@@ -165,7 +160,7 @@ def vjp(fun, *primals, has_aux=False):
     """`(fun(*primals), f_vjp)` where `f_vjp(cotangent)` returns input cotangents."""
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     literal = [type(p) in _PY_SCALARS for p in p_leaves]
-    p_leaves = [_as_value(p) for p in p_leaves]
+    p_leaves = [as_value(p) for p in p_leaves]
     flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
     outs, _, linear = ad.vjp_flat(flat_fun, p_leaves, literal)
     traced_aux = outs[len(outs) - box["n_aux"] :]
@@ -182,25 +177,27 @@ def vjp(fun, *primals, has_aux=False):
             raise ValueError(
                 "unexpected tree structure.\n\nThe argument to a VJP function "
                 "returned by `jax.vjp` must match the pytree structure of the "
-                f"differentiated function {_fun_name(fun)}.\n\nBut the tree "
+                f"differentiated function {fun_sourceinfo(fun)}.\n\nBut the tree "
                 f"structures differ: got {ct_tree}, expected {out_tree}."
             )
         cts = []
         for ct, aval in zip(ct_leaves, out_avals):
             ct_aval = get_aval(ct)
             expected = ad.tangent_aval(aval)
-            if ct_aval.shape != aval.shape or ct_aval.dtype != expected.dtype:
+            # An integer or boolean output has float0 cotangents; as in JAX, a
+            # cotangent of any dtype and the right shape stands for one (e.g. the
+            # output itself, passed back).
+            float0 = expected.dtype == dtypes.float0
+            if ct_aval.shape != aval.shape or not (
+                float0 or ct_aval.dtype == expected.dtype
+            ):
                 raise ValueError(
                     "unexpected JAX type (e.g. shape/dtype) for argument to VJP "
                     f"function: got {_long_type(ct_aval)}, but expected "
                     f"{_long_type(expected)} because the corresponding output of the "
                     f"differentiated function had JAX type {_long_type(aval)}"
                 )
-            cts.append(
-                ad.Zero(ad.tangent_aval(aval))
-                if ct_aval.dtype == dtypes.float0
-                else _as_value(ct)
-            )
+            cts.append(ad.Zero(expected) if float0 else as_value(ct))
         cts_in = ad.backward_pass(jaxpr, consts, cts + aux_cts)
         cts_in = [_zero_cotangent(ct, a) for ct, a in zip(cts_in, in_avals)]
         return tree_util.tree_unflatten(p_tree, cts_in)
@@ -215,13 +212,9 @@ def vjp(fun, *primals, has_aux=False):
 
 def _long_type(aval):
     """`float32[2,3]`, as JAX names types in its VJP errors."""
-    return f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
-
-
-def _fun_name(fun):
-    name = getattr(fun, "__name__", None) or type(fun).__name__
-    code = getattr(fun, "__code__", None)
-    return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code else name
+    dtype = aval.dtype
+    name = "float0" if dtype == dtypes.float0 else np.dtype(dtype).name
+    return f"{name}[{','.join(map(str, aval.shape))}]"
 
 
 def _zero_cotangent(ct, aval):
@@ -367,7 +360,7 @@ def value_and_grad(
     int_argnums = isinstance(argnums, int)
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         check = functools.partial(
             _check_input_dtype_revderiv, "grad", holomorphic, allow_int
@@ -381,9 +374,7 @@ def value_and_grad(
         else:
             out, f_vjp = vjp(partial_fun, *diff_args)
         _check_scalar(out, holomorphic)
-        from jaxlite import lax
-
-        ct = lax.full_like(out, 1.0)
+        ct = ad.full_like_aval(get_aval(out), 1.0)
         grads = f_vjp(ct)
         grads = grads[0] if int_argnums else grads
         if has_aux:
@@ -399,7 +390,7 @@ def grad(
     """The gradient of scalar-output `fun` with respect to `args[argnums]`."""
     vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def grad_f(*args, **kwargs):
         if has_aux:
             (_, aux), g = vg(*args, **kwargs)
@@ -443,7 +434,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
             fun, args, kwargs, argnums_t, check, argnums
         )
         d_leaves, d_tree = tree_util.tree_flatten(diff_args)
-        d_leaves = [_as_value(x) for x in d_leaves]
+        d_leaves = [as_value(x) for x in d_leaves]
 
         basis, total = _std_basis(d_leaves)
 
@@ -477,40 +468,30 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
 def _float0_as_zeros(col, y):
     """Integer outputs have float0 tangents; their Jacobian is zeros of the output's
     dtype (as JAX)."""
-    from jaxlite import lax
-
     aval = get_aval(col)
     if aval.dtype != dtypes.float0:
         return col
-    return lax.full(aval.shape, 0, get_aval(y).dtype)
+    return ad.zeros_like_aval(ShapedArray(aval.shape, get_aval(y).dtype))
 
 
 def _split_last(col, in_leaves, in_tree, int_argnums):
     """A column block `[..., total]` split and reshaped per input leaf."""
-    from jaxlite import lax
-
     out_shape = get_aval(col).shape[:-1]
     pieces, start = [], 0
     for x in in_leaves:
         shape = get_aval(x).shape
         n = int(np.prod(shape, dtype=np.int64))
-        piece = col if len(in_leaves) == 1 else _slice_last(col, start, start + n)
-        pieces.append(lax.reshape(piece, (*out_shape, *shape)))
+        piece = col
+        if len(in_leaves) > 1:
+            piece = ad.slice_in_dim(col, start, start + n, axis=len(out_shape))
+        pieces.append(ad.reshape(piece, (*out_shape, *shape)))
         start += n
     tree = tree_util.tree_unflatten(in_tree, pieces)
     return tree[0] if int_argnums else tree
 
 
-def _slice_last(x, start, stop):
-    from jaxlite import lax
-
-    shape = get_aval(x).shape
-    return lax.slice(x, (0,) * (len(shape) - 1) + (start,), (*shape[:-1], stop))
-
-
 def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """Jacobian by reverse mode: one VJP per output element (vectorized with vmap)."""
-    from jaxlite import lax
     from jaxlite.api_vmap import vmap
 
     int_argnums = isinstance(argnums, int)
@@ -542,12 +523,10 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
                 shape = get_aval(o).shape
                 n = int(np.prod(shape, dtype=np.int64))
                 if len(o_leaves) == 1:
-                    blocks.append(lax.reshape(r, (*shape, *in_shape)))
+                    blocks.append(ad.reshape(r, (*shape, *in_shape)))
                     continue
-                block = lax.slice(
-                    r, (start,) + (0,) * len(in_shape), (start + n, *in_shape)
-                )
-                blocks.append(lax.reshape(block, (*shape, *in_shape)))
+                block = ad.slice_in_dim(r, start, start + n, axis=0)
+                blocks.append(ad.reshape(block, (*shape, *in_shape)))
                 start += n
             per_input.append(blocks)
         in_tree = tree_util.tree_structure(diff_args)
@@ -602,7 +581,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
                 "cotangent tree does not match function output, expected "
                 f"{out_tree} but got {ct_tree}"
             )
-        cts = [_as_value(c) for c in ct_leaves]
+        cts = [as_value(c) for c in ct_leaves]
         for ct, aval in zip(cts, out_avals):
             ct_aval = get_aval(ct)
             if ct_aval.shape != aval.shape or ct_aval.dtype != aval.dtype:
@@ -620,13 +599,6 @@ def linear_transpose(fun, *primals, reduce_axes=()):
 
 def _as_aval(x, aval):
     """`x` (or zeros for a symbolic Zero) with `aval`'s dtype and weak type."""
-    from jaxlite import lax
-
     if type(x) is ad.Zero:
         return ad.zeros_like_aval(aval)
-    x_aval = get_aval(x)
-    if x_aval.dtype == aval.dtype and x_aval.weak_type == aval.weak_type:
-        return x
-    return lax.convert_element_type_p.bind(
-        x, new_dtype=aval.dtype, weak_type=aval.weak_type
-    )
+    return ad.convert_to_aval(x, aval)

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import collections
-import functools
 import inspect
 
 import numpy as np
 
 from jaxlite import tree_util
-from jaxlite.core import get_aval
+from jaxlite.core import as_value, get_aval
 from jaxlite.interpreters import batching
 from jaxlite.interpreters.batching import not_mapped
+from jaxlite.util import wraps
 
 
 def _is_axis_leaf(x):
@@ -90,15 +90,25 @@ def vmap(
     fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None
 ):
     """Vectorise `fun` over axis `in_axes` of its arguments (JAX's semantics)."""
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
-    if not (in_axes is None or isinstance(in_axes, (int, tuple, dict))):
+    # As JAX, checked here rather than at the call: axes are Python ints (not bools
+    # or NumPy integers) or None, in_axes a tuple over the positional arguments.
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
         raise TypeError(
-            "vmap in_axes must be an int, None, or (nested) container with those types as "
-            f"leaves, but got {in_axes}."
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to "
+            f"the positional arguments passed to the function, but got {in_axes}."
         )
+    for what, axes in (("in_axes", in_axes), ("out_axes", out_axes)):
+        if not all(type(a) is int for a in tree_util.tree_leaves(axes)):
+            raise TypeError(
+                f"vmap {what} must be an int, None, or (nested) container with those "
+                f"types as leaves, but got {axes}."
+            )
 
-    @functools.wraps(fun)
+    @wraps(fun)
     def vmapped(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(
@@ -106,8 +116,6 @@ def vmap(
                 "the positional arguments passed to the function, but got "
                 f"len(in_axes)={len(in_axes)}, len(args)={len(args)}"
             )
-        from jaxlite.numpy import asarray
-
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         axes_prefix = (
             in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args),
@@ -120,7 +128,7 @@ def vmap(
                 vals.append(x)
                 in_dims.append(not_mapped)
                 continue
-            x = asarray(x) if not hasattr(x, "aval") else x
+            x = as_value(x)
             shape = get_aval(x).shape
             if not -len(shape) <= d < len(shape):
                 raise ValueError(
@@ -171,8 +179,12 @@ def vmap(
                     )
                 results.append(o)
                 continue
-            o = asarray(o) if not hasattr(o, "aval") else o
+            o = as_value(o)
             ndim = np.ndim(o) + (d is not_mapped)
+            if not -ndim <= spec < ndim:
+                raise ValueError(
+                    f"axis {spec} is out of bounds for array of dimension {ndim}"
+                )
             results.append(batching.move_to(o, d, spec % ndim, size))
         return tree_util.tree_unflatten(out_tree, results)
 

@@ -1,14 +1,201 @@
 """`Array`: jaxlite's immutable array, a NumPy buffer plus JAX's weak-type flag.
 
 The buffer is never written after creation, so it can be shared freely: with callbacks
-(zero-copy, read-only views), with `np.asarray` and between Arrays. Operators, methods and
-`.at[]` are attached by `jaxlite.numpy.array_methods`, which gives `Tracer` the same set.
-A tracer counts as an `Array` for `isinstance`, as in JAX.
+(zero-copy, read-only views), with `np.asarray` and between Arrays. The converse holds
+too: an Array never holds memory that someone else can write. Where a host value becomes
+an Array, `owned_buffer` keeps NumPy's buffer only if NumPy built it afresh or it is
+jaxlite's own (a callback returning its argument), and copies it otherwise.
+
+An Array's buffer is also a real array, as XLA's are: never a broadcast view with a zero
+stride, which would let `jnp.zeros((10**6, 10**6))` stand for 4 TB it does not hold and
+make every later operation on it pay for all of them. `real_buffer` lays such a view out
+in memory of its own, through `allocate`, which fails at once with XLA's
+RESOURCE_EXHAUSTED error when the memory cannot exist. (Inside compiled code a broadcast
+stays a view while only jaxlite reads it.)
+
+Operators, methods and `.at[]` are attached by `jaxlite.numpy.array_methods`, which
+gives `Tracer` the same set. A tracer counts as an `Array` for `isinstance`, as in JAX.
 """
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+
+from jaxlite import dtypes
+from jaxlite.cpu_device import devices
+from jaxlite.errors import JaxRuntimeError
+from jaxlite.sharding import SingleDeviceSharding
+
+_FRESH_SOURCES = frozenset({bool, int, float, complex, list, tuple})
+
+
+def owned_buffer(value, source, private=()):
+    """`value`, NumPy's conversion of the host object `source`, as memory an Array may
+    hold: `value` itself when nobody else can write it, else a copy.
+
+    Nobody else can write it when NumPy built it afresh (`source` is a Python scalar
+    or sequence, a NumPy scalar, or an array whose dtype had to change), or when it is
+    one of the `private` arrays (buffers of jaxlite's own, such as the arguments a
+    callback was given) or a read-only view of one. Anything else may be memory its
+    owner still writes, a caller's array or a buffer a callback keeps, even if the
+    array at hand is read-only: it is copied.
+    """
+    if type(value) is not np.ndarray:
+        return value  # NumPy scalars are immutable
+    if (
+        value is not source
+        and value.base is None
+        and (
+            type(source) in _FRESH_SOURCES
+            or isinstance(source, (np.ndarray, np.generic))
+        )
+    ):
+        return value
+    if private and _views_one_of(value, private):
+        return value
+    return value.copy()
+
+
+def from_host(x, weak_type=False, dtype=None):
+    """An Array of the host value `x` (a NumPy array or scalar, or anything NumPy
+    converts) in its canonical dtype (or `dtype`), owning its memory (see
+    `owned_buffer`)."""
+    return Array(owned_buffer(dtypes.coerce_to_array(x, dtype), x), weak_type)
+
+
+def _views_one_of(value, private):
+    """Whether `value` is one of the `private` arrays or of the arrays whose memory they
+    view, or reaches one through read-only views only."""
+    targets = []
+    for p in private:
+        while type(p) is np.ndarray:
+            targets.append(p)
+            p = p.base
+    while type(value) is np.ndarray:
+        if any(value is t for t in targets):
+            return True
+        if value.flags.writeable:
+            return False
+        value = value.base
+    return False
+
+
+def is_stretched(value):
+    """Whether `value` is a broadcast view: a zero stride on an axis longer than one."""
+    return (
+        type(value) is np.ndarray
+        and 0 in value.strides
+        and any(s == 0 and n > 1 for s, n in zip(value.strides, value.shape))
+    )
+
+
+def real_buffer(value, where):
+    """`value` laid out in memory of its own if it is a broadcast view (see
+    `is_stretched`), else `value` itself. `where` names the operation for errors."""
+    if type(value) is not np.ndarray or value.base is None:  # owning: not a view
+        return value
+    if not is_stretched(value):
+        return value
+    if value.size == 0:
+        return allocate(value.shape, value.dtype, where)
+    if not any(value.strides):  # one value repeated: zeros come from calloc, lazily
+        first = value[(0,) * value.ndim]
+        if not first.tobytes().strip(b"\0"):
+            return allocate(value.shape, value.dtype, where, zeros=True)
+    out = allocate(value.shape, value.dtype, where)
+    np.copyto(out, value)
+    return out
+
+
+def allocate(shape, dtype, where, zeros=False):
+    """A new NumPy array of `shape` and `dtype` (zero-filled if `zeros`), or XLA's
+    RESOURCE_EXHAUSTED error at once when it cannot fit: more bytes than the machine's
+    memory (so the answer does not depend on the kernel's overcommit policy), or more
+    than `malloc` gives."""
+    dtype = np.dtype(dtype)
+    size = 1
+    for d in shape:
+        size *= d
+    nbytes = size * dtype.itemsize
+    if nbytes > _physical_memory():
+        raise JaxRuntimeError.out_of_memory(shape, dtype, nbytes, where)
+    try:
+        return np.zeros(shape, dtype) if zeros else np.empty(shape, dtype)
+    except MemoryError:
+        raise JaxRuntimeError.out_of_memory(shape, dtype, nbytes, where) from None
+
+
+_memory = []
+
+
+def _physical_memory():
+    if not _memory:
+        try:
+            _memory.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+        except (AttributeError, ValueError, OSError):  # not POSIX: malloc decides
+            _memory.append(float("inf"))
+    return _memory[0]
+
+
+class _DeletedBuffer:
+    """What a deleted Array (`x.delete()`, or a buffer donated to `jit`) holds in
+    place of its NumPy buffer. As in JAX, shape and dtype stay readable; anything
+    that reads the data (NumPy, an operation, printing, conversion) raises
+    `RuntimeError: Array has been deleted`. Holding this object costs the code that
+    reads `Array._value` no check: NumPy and Python both end up calling it."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, value):
+        self.shape = value.shape
+        self.dtype = value.dtype
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    itemsize = property(lambda self: self.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+
+    def _deleted(self, *args, **kwargs):
+        from jaxlite.core import ShapedArray
+
+        aval = ShapedArray(self.shape, self.dtype)
+        raise RuntimeError(
+            f"Array has been deleted with shape={aval}. It was deleted by "
+            "`x.delete()` or donated to a jit function (`donate_argnums`); use the "
+            "function's result instead, or do not donate the argument."
+        )
+
+    def __getattr__(self, name):
+        self._deleted()
+
+
+# Python looks special methods up on the class: each one that reads data raises.
+for _name in (
+    "array array_ufunc array_function getitem len iter bool int float complex index "
+    "lt le gt ge neg pos abs invert"
+).split() + [
+    f"{r}{op}"
+    for op in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift "
+    "divmod".split()
+    for r in ("", "r")
+]:
+    setattr(_DeletedBuffer, f"__{_name}__", _DeletedBuffer._deleted)
+del _name
+
+
+# Classes whose instances stand for arrays without being `Array`s, filled by the
+# layers that define them: key arrays (`prng.PRNGKeyArray`) register here at import.
+_virtual_array_types = []
+
+
+def register_virtual_array_type(cls):
+    """Make `isinstance(x, Array)` hold for instances of `cls` (as it does in JAX for
+    key arrays)."""
+    if cls not in _virtual_array_types:
+        _virtual_array_types.append(cls)
+    return cls
 
 
 class _ArrayType(type):
@@ -20,10 +207,9 @@ class _ArrayType(type):
     def __instancecheck__(cls, x):
         if type(x) is cls or type.__instancecheck__(cls, x):
             return True
-        from jaxlite.core import Tracer
-        from jaxlite.prng import PRNGKeyArray
+        from jaxlite.core import Tracer  # core imports this module
 
-        return cls is Array and isinstance(x, (Tracer, PRNGKeyArray))
+        return cls is Array and isinstance(x, (Tracer, *_virtual_array_types))
 
 
 class Array(metaclass=_ArrayType):
@@ -60,8 +246,8 @@ class Array(metaclass=_ArrayType):
         v = self._value
         if copy or (dtype is not None and np.dtype(dtype) != v.dtype):
             return np.array(v, dtype=dtype, copy=True)
-        # A read-only view, zero-copy. Only the view is made read-only: the buffer
-        # itself may also belong to someone else (it is never written by jaxlite).
+        # A read-only view, zero-copy. Only the view is made read-only: the buffer is
+        # never written by jaxlite.
         view = np.asarray(v).view()
         view.flags.writeable = False
         return view
@@ -111,7 +297,7 @@ class Array(metaclass=_ArrayType):
         raise TypeError(IMMUTABLE_MESSAGE)
 
     def __reduce__(self):
-        return (Array, (np.asarray(self._value), self.weak_type))
+        return (_unpickle, (np.asarray(self._value), self.weak_type))
 
     # -- printing -------------------------------------------------------------------------
 
@@ -148,6 +334,11 @@ class Array(metaclass=_ArrayType):
     # -- device API -----------------------------------------------------------------------
 
     def block_until_ready(self):
+        if type(self._value) is _DeletedBuffer:
+            raise JaxRuntimeError(
+                "INVALID_ARGUMENT: BlockHostUntilReady() called on deleted or "
+                "donated buffer"
+            )
         return self
 
     def is_ready(self):
@@ -190,10 +381,13 @@ class Array(metaclass=_ArrayType):
         pass
 
     def is_deleted(self):
-        return False
+        return type(self._value) is _DeletedBuffer
 
     def delete(self):
-        pass
+        """Free the buffer: any later read of this Array's data raises (its shape
+        and dtype stay readable), as JAX's `Array.delete`."""
+        if type(self._value) is not _DeletedBuffer:
+            self._value = _DeletedBuffer(self._value)
 
     @property
     def is_fully_addressable(self):
@@ -204,18 +398,18 @@ class Array(metaclass=_ArrayType):
         return False
 
     def devices(self):
-        from jaxlite.api import devices
-
         return set(devices())
 
     @property
     def device(self):
-        from jaxlite.api import devices
-
         return devices()[0]
 
     @property
     def sharding(self):
-        from jaxlite.api import SingleDeviceSharding, devices
-
         return SingleDeviceSharding(devices()[0])
+
+
+def _unpickle(value, weak_type):
+    """An unpickled Array: its value in this process's canonical dtype, as JAX's
+    `device_put` (a float64 Array pickled with x64 on is float32 where x64 is off)."""
+    return Array(dtypes.coerce_to_array(value), weak_type)

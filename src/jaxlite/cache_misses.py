@@ -27,6 +27,7 @@ import sys
 from jaxlite import dtypes
 from jaxlite.config import TRACE_OPTIONS, config
 from jaxlite.core import eval_trace
+from jaxlite.util import fun_name, fun_sourceinfo
 
 logger = logging.getLogger("jaxlite.cache_misses")
 
@@ -38,7 +39,7 @@ def on_miss(jitted, key, args, kwargs):
     """Called by `JitFunction` before it traces for the new cache `key`."""
     if config.read("jax_no_tracing"):
         raise RuntimeError(
-            f"re-tracing function {_fun_name(jitted.fun)} for `jit`, but 'no_tracing' "
+            f"re-tracing function {fun_sourceinfo(jitted.fun)} for `jit`, but 'no_tracing' "
             "is set (leave the `jax.no_tracing` block or warm the cache first)."
         )
     if config.read("jax_explain_cache_misses"):
@@ -56,14 +57,6 @@ def check_execution(what):
 
 # ----------------------------------------------------------------------------------------
 # Explanations
-
-
-def _fun_name(fun):
-    name = getattr(fun, "__name__", None) or type(fun).__name__
-    code = getattr(fun, "__code__", None)
-    if code is None:
-        return name
-    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
 
 
 def _user_callsite():
@@ -88,7 +81,7 @@ def _explain(jitted, key, args, kwargs):
     lines = [f"TRACING CACHE MISS at {callsite}:"]
     code = getattr(fun, "__code__", None)
     where = f" defined at {code.co_filename}:{code.co_firstlineno}" if code else ""
-    name = getattr(fun, "__name__", type(fun).__name__)
+    name = fun_name(fun)
     if not jitted._cache:
         lines.append(f"  never seen function:\n    {name} id={id(fun)}{where}")
         if callsite in _callsites_with_miss:
@@ -179,13 +172,15 @@ def _type_str(sig):
 
 def _refuse_primitive(prim, args, params):
     check_execution(f"jit({prim.name})")
-    raise AssertionError("unreachable")
+    # Installed for another thread's `no_execution` block: run as usual.
+    return type(eval_trace).process_primitive(eval_trace, prim, args, params)
 
 
 def _install_no_execution(name, value):
     if name != "jax_no_execution":
         return
-    if value:
+    # Process-wide while any thread refuses (the option may be set in one thread only).
+    if config.set_in_any_thread("jax_no_execution"):
         eval_trace.process_primitive = _refuse_primitive
     else:
         eval_trace.__dict__.pop("process_primitive", None)

@@ -1,22 +1,30 @@
-"""Global configuration: the `jax.config` object and its context managers.
+"""Configuration: the `jax.config` object and its context managers.
 
-JAX keeps a handful of process-wide switches (64-bit types, NaN checking, eager
-mode, ...) and reads them at trace time. jaxlite keeps the same names, defaults
-and environment variables so that `jax.config.update("jax_enable_x64", True)` and
-`JAX_ENABLE_X64=1` mean the same thing here.
+JAX keeps a handful of switches (64-bit types, NaN checking, eager mode, ...) and
+reads them at trace time. jaxlite keeps the same names, defaults and environment
+variables so that `jax.config.update("jax_enable_x64", True)` and `JAX_ENABLE_X64=1`
+mean the same thing here. As in JAX, `config.update` sets the global value and the
+context managers (`with jax.enable_x64():`, `jax.debug_nans(True)`, ...) set a value
+for the current thread only: a block in one thread never changes what another
+thread computes.
 
-The options most often read on the hot path are mirrored as plain attributes
-(`config.x64_enabled`, `config.debug_nans`, `config.disable_jit`, ...; two combined
-ones, `debug_checks` = NaN or inf checking and `jit_slow_path` = that or
-`disable_jit`, let a hot path test one bool), and
-`config.trace_context` is a hashable tuple of every option that changes what a
-trace produces, so `jit` can put it straight into its cache key. Both are
-recomputed on every `update`, after which registered listeners run (the dtypes
-module uses one to switch its caches between 32- and 64-bit mode).
+Each thread reads one view of every value (a context variable): the global one, or
+its own while one of its context managers is active. The options most often read on
+the hot path are attributes of the view (`current().x64_enabled`, also readable as
+`config.x64_enabled`; two combined ones, `debug_checks` = NaN or inf checking and
+`jit_slow_path` = that or `disable_jit`, let a hot path test one bool), and
+`trace_context` is a hashable tuple of every option that changes what a trace
+produces, so `jit` can put it straight into its cache key. After every change
+registered listeners run.
 """
 
+import collections
 import contextlib
+import contextvars
+import operator
 import os
+import threading
+import weakref
 
 _TRUE_STRINGS = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE_STRINGS = frozenset({"0", "false", "f", "no", "n", "off", ""})
@@ -217,26 +225,102 @@ _TRACE_OPTIONS = (
 TRACE_OPTIONS = _TRACE_OPTIONS
 
 
+class _View:
+    """The options as the threads that share it see them: the global values overlaid
+    with the values their context managers set (`overrides`), and the derived flags
+    the hot paths read (`x64_enabled`, `trace_context`, ...).
+
+    A change of a global value refreshes every view in one step (its `__dict__` is
+    swapped), so a reader sees all the old values or all the new ones; `version`
+    grows with every refresh, which lets a cache tell whether its computation saw one
+    set of values throughout.
+    """
+
+    def __init__(self, overrides, global_values, version):
+        self.refresh(overrides, global_values, version)
+
+    def refresh(self, overrides, global_values, version):
+        values = {**global_values, **overrides} if overrides else dict(global_values)
+        debug_checks = values["jax_debug_nans"] or values["jax_debug_infs"]
+        self.__dict__ = {
+            "overrides": overrides,
+            "values": values,
+            "version": version,
+            "x64_enabled": values["jax_enable_x64"],
+            "debug_nans": values["jax_debug_nans"],
+            "debug_infs": values["jax_debug_infs"],
+            "disable_jit": values["jax_disable_jit"],
+            # debug_nans hook: one bool for the hot paths (jaxlite.debug_nans).
+            "debug_checks": debug_checks,
+            "no_execution": values["jax_no_execution"],
+            "jit_slow_path": (
+                values["jax_disable_jit"] or debug_checks or values["jax_no_execution"]
+            ),
+            "xla_exact_math_limit": values["jaxlite_xla_exact_math_limit"],
+            # What selects the dtype module's caches: (x64, strict promotion).
+            "promotion_mode": (
+                values["jax_enable_x64"],
+                values["jax_numpy_dtype_promotion"] == "strict",
+            ),
+            "trace_context": tuple(values[name] for name in _TRACE_OPTIONS),
+        }
+
+
+def _view_attribute(name, doc):
+    read = operator.attrgetter(name)
+
+    def get(self):
+        return read(self.current())
+
+    return property(get, doc=doc)
+
+
 class Config:
-    """Process-wide options, read as attributes and changed with `update`."""
+    """The options, read as attributes and changed with `update`.
+
+    As in JAX, `update` sets an option's global value, seen by every thread that has
+    not set it itself, and the context managers (`enable_x64`, `debug_nans`,
+    `disable_jit`, `default_matmul_precision`, ...) set it for the current thread only
+    (for the current context: an asyncio task inherits it from its creator), inside
+    their block (see `override`). `current()` is the calling thread's view of all
+    values, one C call: hot paths read it once and take its attributes.
+    """
+
+    x64_enabled = _view_attribute("x64_enabled", "jax_enable_x64")
+    debug_nans = _view_attribute("debug_nans", "jax_debug_nans")
+    debug_infs = _view_attribute("debug_infs", "jax_debug_infs")
+    disable_jit = _view_attribute("disable_jit", "jax_disable_jit")
+    debug_checks = _view_attribute("debug_checks", "NaN or inf checking is on")
+    no_execution = _view_attribute("no_execution", "jax_no_execution")
+    jit_slow_path = _view_attribute(
+        "jit_slow_path", "disable_jit, NaN/inf checking or no_execution is on"
+    )
+    xla_exact_math_limit = _view_attribute(
+        "xla_exact_math_limit", "jaxlite_xla_exact_math_limit"
+    )
+    promotion_mode = _view_attribute(
+        "promotion_mode", "(x64 enabled, strict dtype promotion): the dtype caches' key"
+    )
+    trace_context = _view_attribute(
+        "trace_context",
+        "the options that change what tracing produces, as a hashable tuple (in "
+        "jit's cache key)",
+    )
 
     def __init__(self):
         self._values = {name: opt.initial_value() for name, opt in _OPTIONS.items()}
         self._listeners = []
-        self._sync()
-
-    def _sync(self):
-        values = self._values
-        self.x64_enabled = values["jax_enable_x64"]
-        self.debug_nans = values["jax_debug_nans"]
-        self.debug_infs = values["jax_debug_infs"]
-        self.disable_jit = values["jax_disable_jit"]
-        # debug_nans hook: one bool each for the hot paths (jaxlite.debug_nans).
-        self.debug_checks = self.debug_nans or self.debug_infs
-        self.no_execution = values["jax_no_execution"]
-        self.jit_slow_path = self.disable_jit or self.debug_checks or self.no_execution
-        self.xla_exact_math_limit = values["jaxlite_xla_exact_math_limit"]
-        self.trace_context = tuple(values[name] for name in _TRACE_OPTIONS)
+        # Changes (global or per thread) and the listeners they run are serialised.
+        self._lock = threading.RLock()
+        self._version = 0
+        self._global = _View({}, self._values, self._version)
+        # Each thread's view: the global one until a context manager sets another.
+        self._view = contextvars.ContextVar("jaxlite_config", default=self._global)
+        self.current = self._view.get
+        # The views with overrides that may still be in use, refreshed by `update`.
+        self._overriding = weakref.WeakSet()
+        # Per option, how many context manager blocks (in any thread) set it truthy.
+        self._active = collections.Counter()
 
     def _unknown(self, name):
         return AttributeError(
@@ -246,35 +330,76 @@ class Config:
         )
 
     def __getattr__(self, name):
-        # Only called when normal lookup fails: the option names live in _values.
-        values = self.__dict__.get("_values")
-        if values is not None and name in values:
-            return values[name]
+        # Only called when normal lookup fails: the option names.
+        view = self.__dict__.get("_view")
+        if view is not None and name in _OPTIONS:
+            return view.get().values[name]
         raise self._unknown(name)
 
-    def update(self, name, value):
-        """Sets option `name` to `value` and notifies the listeners."""
+    def _checked(self, name, value):
         option = _OPTIONS.get(name)
         if option is None:
             raise self._unknown(name)
-        self._values[name] = option.check(name, value)
-        self._sync()
+        return option.check(name, value)
+
+    def _notify(self, name, value):
         for listener in tuple(self._listeners):
-            listener(name, self._values[name])
+            listener(name, value)
+
+    def update(self, name, value):
+        """Sets the global value of option `name` (what every thread sees unless it
+        sets the option itself, with a context manager) and notifies the listeners."""
+        value = self._checked(name, value)
+        with self._lock:
+            self._values[name] = value
+            self._version += 1
+            for view in (self._global, *self._overriding):
+                view.refresh(view.overrides, self._values, self._version)
+            self._notify(name, value)
+
+    def set_local(self, name, value):
+        """Sets option `name` to `value` in the current thread only and notifies the
+        listeners; returns the handle that `restore_local` takes. Prefer `override`."""
+        value = self._checked(name, value)
+        with self._lock:
+            overrides = {**self.current().overrides, name: value}
+            self._version += 1
+            view = _View(overrides, self._values, self._version)
+            self._overriding.add(view)
+            token = self._view.set(view)
+            self._active[name] += bool(value)
+            self._notify(name, value)
+        return token, bool(value)
+
+    def restore_local(self, name, handle):
+        """Undoes `set_local(name, ...)`, given the handle it returned."""
+        token, was_on = handle
+        with self._lock:
+            self._active[name] -= was_on
+            self._view.reset(token)
+            self._notify(name, self.read(name))
 
     def read(self, name):
-        """Returns the current value of option `name`."""
+        """Returns the value of option `name` in the current thread."""
         if name not in _OPTIONS:
             raise self._unknown(name)
-        return self._values[name]
+        return self.current().values[name]
 
     @property
     def values(self):
-        """A copy of every option's current value, keyed by name."""
-        return dict(self._values)
+        """A copy of every option's value in the current thread, keyed by name."""
+        return dict(self.current().values)
+
+    def set_in_any_thread(self, name):
+        """Whether option `name` is on (truthy) globally or in some thread: what a
+        listener that installs a process-wide hook (a checking eval trace) asks."""
+        with self._lock:
+            return bool(self._values[name]) or self._active[name] > 0
 
     def add_listener(self, fn):
-        """Registers `fn(name, value)`, called after every successful `update`."""
+        """Registers `fn(name, value)`, called after every successful change of an
+        option, global (`update`) or in one thread (`set_local`, in that thread),
+        with the lock that serialises changes held."""
         self._listeners.append(fn)
 
     def remove_listener(self, fn):
@@ -288,16 +413,19 @@ class Config:
 
 
 config = Config()
+# This thread's view of the options (see `Config`): `current().x64_enabled`.
+current = config.current
 
 
 @contextlib.contextmanager
-def _temporarily(name, value):
-    previous = config.read(name)
-    config.update(name, value)
+def override(name, value):
+    """Inside the block, option `name` is `value` in the current thread (other threads
+    keep theirs), as JAX's config context managers."""
+    handle = config.set_local(name, value)
     try:
         yield
     finally:
-        config.update(name, previous)
+        config.restore_local(name, handle)
 
 
 _REQUIRED = object()
@@ -317,7 +445,7 @@ class State:
         return config.read(self.name)
 
     def __call__(self, new_val=True):
-        return _temporarily(self.name, new_val)
+        return override(self.name, new_val)
 
 
 class EnumState(State):
@@ -331,7 +459,7 @@ class EnumState(State):
                 "requires an argument representing the new value for the config "
                 "option."
             )
-        return _temporarily(self.name, new_val)
+        return override(self.name, new_val)
 
     def __repr__(self):
         return f"<jaxlite config state {self.name}={self.value!r}>"
@@ -407,4 +535,4 @@ allow_f16_reductions = State(
 
 def disable_jit(disable=True):
     """Context manager that runs `jit`-decorated functions eagerly in its block."""
-    return _temporarily("jax_disable_jit", disable)
+    return override("jax_disable_jit", disable)

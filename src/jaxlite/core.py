@@ -27,12 +27,13 @@ from jaxlite import dtypes, source_info
 from jaxlite.config import config
 from jaxlite.errors import (
     ConcretizationTypeError,
+    JaxprTypeError,
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
-from jaxlite.util import safe_map, safe_zip
+from jaxlite.util import quiet_fp, restore_fp, safe_map, safe_zip
 
 map, unsafe_map = safe_map, map
 zip, unsafe_zip = safe_zip, zip
@@ -89,6 +90,117 @@ class ShapedArray:
         return ("~" if self.weak_type else "") + self.str_short(short_dtypes=False)
 
 
+class ShapeDtypeStruct:
+    """A shape and dtype standing for an array (as JAX's `jax.ShapeDtypeStruct`)."""
+
+    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+    def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
+        self.shape = tuple(shape)
+        # As JAX: the dtype is kept as given (int64 stays int64 with x64 off); the
+        # aval, what tracing sees, is canonical.
+        self.dtype = _given_dtype(dtype) if dtype is not None else None
+        self.sharding = sharding
+        self.weak_type = weak_type
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    @property
+    def aval(self):
+        return ShapedArray(
+            self.shape, dtypes.canonicalize_dtype(self.dtype), self.weak_type
+        )
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other):
+        return isinstance(other, ShapeDtypeStruct) and (
+            self.shape,
+            self.dtype,
+            self.weak_type,
+        ) == (other.shape, other.dtype, other.weak_type)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+def _given_dtype(dtype):
+    try:
+        return np.dtype(dtype)
+    except TypeError:  # an extended dtype (PRNG keys)
+        return dtypes.canonicalize_dtype(dtype)
+
+
+# Tokens (`lax.create_token`, `lax.after_all`) carry no data, only an order. Their
+# aval is a `ShapedArray` of shape `()` with an extended dtype of its own, so code that
+# keys caches or builds variables on avals handles them without special cases.
+
+
+class token(dtypes.extended):  # noqa: N801 (NumPy-style scalar class name)
+    """Scalar class of the token dtype."""
+
+
+class _TokenDType(dtypes.ExtendedDType):
+    type = token
+    name = "token"
+    itemsize = 0
+
+    def __eq__(self, other):
+        return isinstance(other, _TokenDType)
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+class AbstractToken(ShapedArray):
+    """The aval of a token: printed `Tok` in jaxprs, `AbstractToken()` by repr."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        self.shape = ()
+        self.dtype = _TokenDType()
+        self.weak_type = False
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractToken)
+
+    def __hash__(self):
+        return hash("AbstractToken")
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return self
+
+    def strip_weak_type(self):
+        return self
+
+    def str_short(self, short_dtypes=True):
+        return "Tok"
+
+    def __repr__(self):
+        return "AbstractToken()"
+
+    def __str__(self):
+        return "Tok"
+
+
+abstract_token = AbstractToken()
+
+
+class Token:
+    """A token value: no data, only the type `AbstractToken()`."""
+
+    __slots__ = ()
+
+    aval = abstract_token
+
+    def block_until_ready(self):
+        return self
+
+
 def get_aval(x) -> ShapedArray:
     """The abstract value of any JAX value: Array, Tracer, NumPy value or Python scalar."""
     aval = getattr(x, "aval", None)
@@ -98,6 +210,11 @@ def get_aval(x) -> ShapedArray:
     return ShapedArray(np.shape(x), dtype, weak)
 
 
+# Three questions about a user's value, asked here once for every layer above: is it a
+# JAX value (`is_jax_type`), what NumPy value stands for it (`numpy_value`), and what
+# Array stands for it (`as_value`, jnp.asarray's rules when no dtype is asked for).
+
+
 def is_jax_type(x) -> bool:
     """Whether `x` can be a JAX value (an array, a tracer, a NumPy value or a scalar)."""
     return isinstance(x, (Tracer, *_array_types)) or type(x) in _scalar_types
@@ -105,6 +222,46 @@ def is_jax_type(x) -> bool:
 
 _scalar_types = {bool, int, float, complex}
 _array_types: tuple = (np.ndarray, np.generic)  # Array is added by jaxlite.array
+
+
+def numpy_value(x):
+    """The NumPy value of a non-Array operand in its canonical dtype (float64 -> float32
+    unless x64 is on), copied from a NumPy array so that later writes to it cannot
+    change the result."""
+    if type(x) in _scalar_types:
+        return dtypes.coerce_to_array(x)[()]
+    if isinstance(x, np.ndarray):
+        return np.array(x, dtypes.canonicalize_dtype(x.dtype))
+    if isinstance(x, np.generic):
+        return dtypes.coerce_to_array(x)[()]
+    raise TypeError(
+        f"Value {x!r} of type {type(x)} is not a valid JAX type; primitives take "
+        "jaxlite Arrays, NumPy arrays or Python scalars."
+    )
+
+
+def as_value(x):
+    """`x` as a JAX value: an Array or a tracer as it is; a Python scalar as a weakly
+    typed Array; anything NumPy converts (an array, a NumPy scalar, a nested list) as
+    an Array of a canonical dtype owning its memory (`array.from_host`), so 64-bit
+    NumPy inputs never leak into results and later writes to the caller's buffer
+    cannot change them."""
+    t = type(x)
+    if t is Array or isinstance(x, Tracer):
+        return x
+    if t in _scalar_types:
+        return Array(dtypes.coerce_to_array(x), t is not bool)
+    if t is not np.ndarray:
+        if hasattr(x, "__jax_array__"):
+            return as_value(x.__jax_array__())
+        if isinstance(x, Array):  # a key array (`array.register_virtual_array_type`)
+            return x
+    return from_host(x)
+
+
+def is_concrete(x) -> bool:
+    """Whether `x` has a concrete value (is not a tracer, or a tracer that knows it)."""
+    return not isinstance(x, Tracer) or x.to_concrete_value() is not None
 
 
 def concrete_or_error(force, x, context=""):
@@ -122,6 +279,10 @@ def concrete_or_error(force, x, context=""):
 
 impl_rules: dict = {}
 abstract_eval_rules: dict = {}
+# Kernels for operations run one at a time only (EvalTrace), taking precedence over
+# `impl_rules` there: e.g. XLA-exact float32 math (lax/xla_float32.py), too slow to
+# run inside compiled code. The backend never reads this table.
+eager_impl_rules: dict = {}
 
 
 class Primitive:
@@ -160,8 +321,31 @@ class Trace:
     def process_primitive(self, prim, args, params):
         raise NotImplementedError
 
+    def process_custom_jvp_call(self, prim, fun, jvp, args, name, symbolic_zeros):
+        rule = _trace_rule(custom_jvp_call_rules, self, "custom_jvp")
+        return rule(self, prim, fun, jvp, args, name, symbolic_zeros)
+
+    def process_custom_vjp_call(self, prim, fun, fwd, bwd, args, name):
+        rule = _trace_rule(custom_vjp_call_rules, self, "custom_vjp")
+        return rule(self, prim, fun, fwd, bwd, args, name)
+
     def __repr__(self):
         return type(self).__name__
+
+
+# How each kind of trace processes a call of a function with custom derivative rules,
+# keyed by Trace class (a subclass inherits its base's rule). Filled by
+# lax/custom_derivatives.py, which defines those calls.
+custom_jvp_call_rules: dict = {}
+custom_vjp_call_rules: dict = {}
+
+
+def _trace_rule(table, trace, what):
+    for cls in type(trace).__mro__:
+        rule = table.get(cls)
+        if rule is not None:
+            return rule
+    raise NotImplementedError(f"{what} is not supported under {type(trace).__name__}.")
 
 
 class EvalTrace(Trace):
@@ -189,7 +373,7 @@ class EvalTrace(Trace):
             elif isinstance(x, Tracer):
                 raise UnexpectedTracerError.escaped(x, prim)
             else:
-                v = _eager_operand(x)
+                v = numpy_value(x)
                 vals.append(v)
                 key += (v.shape, v.dtype, t in _weak_scalar_types)
         if params:
@@ -205,7 +389,12 @@ class EvalTrace(Trace):
                 if len(_eager_weak_types) >= _EAGER_CACHE_SIZE:
                     _eager_weak_types.clear()  # bounded: keys may hold jaxpr params
                 _eager_weak_types[key] = out_weak
-        outs = impl_rules[prim](*vals, **params)
+        # NumPy's floating-point warnings off, as under jit (backend.Executable).
+        token = quiet_fp()
+        try:
+            outs = (eager_impl_rules.get(prim) or impl_rules[prim])(*vals, **params)
+        finally:
+            restore_fp(token)
         if len(out_weak) == 1:
             return [Array(outs[0], out_weak[0])]
         return [Array(o, w) for o, w in unsafe_zip(outs, out_weak)]
@@ -214,22 +403,6 @@ class EvalTrace(Trace):
 _weak_scalar_types = frozenset({int, float, complex})
 _eager_weak_types: dict = {}
 _EAGER_CACHE_SIZE = 4096
-
-
-def _eager_operand(x):
-    """The NumPy value of a non-Array operand in its canonical dtype (float64 -> float32
-    unless x64 is on), copied from a NumPy array so that later writes to it cannot
-    change the result."""
-    if type(x) in _scalar_types:
-        return dtypes.coerce_to_array(x)[()]
-    if isinstance(x, np.ndarray):
-        return np.array(x, dtypes.canonicalize_dtype(x.dtype))
-    if isinstance(x, np.generic):
-        return dtypes.coerce_to_array(x)[()]
-    raise TypeError(
-        f"Value {x!r} of type {type(x)} is not a valid JAX type; primitives take "
-        "jaxlite Arrays, NumPy arrays or Python scalars."
-    )
 
 
 def _eager_abstract_eval(prim, key, params):
@@ -301,32 +474,38 @@ class Tracer:
     def __repr__(self):
         return f"Traced<{self.aval!r}>with<{self._trace!r}>"
 
+    # As in JAX: `bool`, `int`, `operator.index` and `item` may read a concrete value
+    # (a JVP primal), since their results carry no derivative anyway and Python
+    # control flow on them is well defined. `float`, `complex`, `__array__` (NumPy)
+    # and `tolist` never do: the float would silently drop the derivative
+    # (`grad(lambda x: np.sin(x))` must fail, not return 0).
+
     def __bool__(self):
         val = self.to_concrete_value()
         if val is None:
             raise TracerBoolConversionError(self)
         return bool(val)
 
-    def _scalar_conversion(self, force, name):
-        val = self.to_concrete_value()
-        if val is None:
-            raise ConcretizationTypeError(
-                self,
-                f"The problem arose with the `{name}` "
-                f"function. If trying to convert the data type of "
-                f"a value, try using `x.astype({name})` or "
-                f"`jnp.array(x, {name})` instead.",
-            )
-        return force(val)
+    def _scalar_conversion_error(self, name):
+        return ConcretizationTypeError(
+            self,
+            f"The problem arose with the `{name}` "
+            f"function. If trying to convert the data type of "
+            f"a value, try using `x.astype({name})` or "
+            f"`jnp.array(x, {name})` instead.",
+        )
 
     def __int__(self):
-        return self._scalar_conversion(int, "int")
+        val = self.to_concrete_value()
+        if val is None:
+            raise self._scalar_conversion_error("int")
+        return int(val)
 
     def __float__(self):
-        return self._scalar_conversion(float, "float")
+        raise self._scalar_conversion_error("float")
 
     def __complex__(self):
-        return self._scalar_conversion(complex, "complex")
+        raise self._scalar_conversion_error("complex")
 
     def __index__(self):
         val = self.to_concrete_value()
@@ -335,10 +514,7 @@ class Tracer:
         return int(val.__index__() if hasattr(val, "__index__") else val)
 
     def __array__(self, dtype=None, copy=None):
-        val = self.to_concrete_value()
-        if val is None:
-            raise TracerArrayConversionError(self)
-        return np.asarray(val, dtype=dtype)
+        raise TracerArrayConversionError(self)
 
     def item(self, *args):
         val = self.to_concrete_value()
@@ -349,10 +525,24 @@ class Tracer:
         return np.asarray(val).item(*args)
 
     def tolist(self):
-        val = self.to_concrete_value()
-        if val is None:
-            raise ConcretizationTypeError(self, "The problem arose with `tolist`.")
-        return np.asarray(val).tolist()
+        raise ConcretizationTypeError(
+            self,
+            "The tolist() method was called on traced array with shape "
+            f"{self.aval.str_short()}.",
+        )
+
+    def __copy__(self):  # as JAX: `copy.copy` and `copy.deepcopy` stage a copy
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def __reduce__(self):
+        raise ConcretizationTypeError(
+            self,
+            "The error occurred in the __reduce__ method, which may indicate an "
+            "attempt to serialize/pickle a traced value.",
+        )
 
     def __len__(self):
         if not self.shape:
@@ -537,10 +727,6 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
 
 # ----------------------------------------------------------------------------------------
 # Typechecking
-
-
-class JaxprTypeError(TypeError):
-    pass
 
 
 def typecheck_jaxpr(jaxpr: Jaxpr):
@@ -912,6 +1098,6 @@ def pretty_print(jaxpr):
     return "\n".join(docs)
 
 
-from jaxlite.array import Array  # noqa: E402  (Array needs the classes above)
+from jaxlite.array import Array, from_host  # noqa: E402  (needs the classes above)
 
 _array_types = (Array, np.ndarray, np.generic)

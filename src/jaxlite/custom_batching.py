@@ -19,15 +19,18 @@ import functools
 from jaxlite import tree_util
 from jaxlite.backend import compile as backend_compile
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.lowering import call_lowering
 from jaxlite.core import (
     Primitive,
     abstract_eval_rules,
+    as_value,
     get_aval,
     impl_rules,
     jaxpr_as_fun,
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.partial_eval import split_tracer_consts, trace_to_jaxpr
+from jaxlite.util import fun_name
 
 # ----------------------------------------------------------------------------------------
 # The primitive: `custom_vmap_call[call_jaxpr, rule] *args`. `rule` works on flat lists:
@@ -40,11 +43,6 @@ def _call_impl(*args, call_jaxpr, rule, num_consts):
 
 def _call_abstract(*avals, call_jaxpr, rule, num_consts):
     return list(call_jaxpr.out_avals), call_jaxpr.effects
-
-
-def _call_lowering(ctx, *args, call_jaxpr, rule, num_consts):
-    fn = ctx.add_global(backend_compile(call_jaxpr).fun, "custom_vmap")
-    return f"{fn}({', '.join(args)})"
 
 
 def _call_batch(axis_size, vals, dims, *, call_jaxpr, rule, num_consts):
@@ -155,7 +153,7 @@ def _call_transpose(cts, *args, call_jaxpr, rule, num_consts):
 custom_vmap_call_p = Primitive("custom_vmap_call", multiple_results=True)
 impl_rules[custom_vmap_call_p] = _call_impl
 abstract_eval_rules[custom_vmap_call_p] = _call_abstract
-lowering_rules[custom_vmap_call_p] = _call_lowering
+lowering_rules[custom_vmap_call_p] = call_lowering("call_jaxpr", "custom_vmap")
 batching.batch_rules[custom_vmap_call_p] = _call_batch
 ad.jvp_rules[custom_vmap_call_p] = _call_jvp
 ad.transpose_rules[custom_vmap_call_p] = _call_transpose
@@ -163,14 +161,6 @@ ad.transpose_rules[custom_vmap_call_p] = _call_transpose
 
 # ----------------------------------------------------------------------------------------
 # The API
-
-
-def _as_value(x):
-    if hasattr(x, "aval"):
-        return x
-    from jaxlite.numpy import asarray
-
-    return asarray(x)
 
 
 class custom_vmap:  # noqa: N801  (JAX's name)
@@ -199,7 +189,7 @@ class custom_vmap:  # noqa: N801  (JAX's name)
             bound = inspect.signature(self.fun).bind(*args, **kwargs)
             args = bound.args
         leaves, in_tree = tree_util.tree_flatten(args)
-        leaves = [_as_value(x) for x in leaves]
+        leaves = [as_value(x) for x in leaves]
         box = {}
 
         def flat_fun(*flat):
@@ -235,7 +225,7 @@ class custom_vmap:  # noqa: N801  (JAX's name)
                 )
             return out_leaves, [bool(b) for b in b_leaves]
 
-        flat_rule.__name__ = getattr(user_rule, "__name__", "vmap_rule")
+        flat_rule.__name__ = fun_name(user_rule, "vmap_rule")
         outs = custom_vmap_call_p.bind(
             *consts, *leaves, call_jaxpr=closed, rule=flat_rule, num_consts=len(consts)
         )

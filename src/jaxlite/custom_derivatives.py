@@ -25,14 +25,7 @@ from jaxlite.lax.custom_derivatives import (
     zero_from_primal,
 )
 from jaxlite.lax.linear_call import linear_call
-
-
-def _as_value(x):
-    if hasattr(x, "aval"):
-        return x
-    from jaxlite.numpy import asarray
-
-    return asarray(x)
+from jaxlite.util import fun_name
 
 
 def _trace_flat(fun, in_tree, leaves_avals):
@@ -58,7 +51,7 @@ def closure_convert(fun, *example_args):
     concrete (not traced) stay inside, as in JAX.
     """
     leaves, in_tree = tree_util.tree_flatten(example_args)
-    avals = [get_aval(_as_value(x)) for x in leaves]
+    avals = [get_aval(x) for x in leaves]
     closed, out_tree = _trace_flat(fun, in_tree, avals)
     closed, consts = split_tracer_consts(closed)
     n_args = len(example_args)
@@ -112,7 +105,7 @@ def custom_gradient(fun):
     def fwd(*args):
         ans, rule = fun(*args)
         ans_leaves, ans_tree = tree_util.tree_flatten((ans,))
-        ct_avals = [ad.tangent_aval(get_aval(_as_value(a))) for a in ans_leaves]
+        ct_avals = [ad.tangent_aval(get_aval(a)) for a in ans_leaves]
         closed, out_tree = _trace_flat(rule, ans_tree, ct_avals)
         j = closed.jaxpr
         open_jaxpr = Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns, j.effects)
@@ -122,7 +115,7 @@ def custom_gradient(fun):
         outs = eval_jaxpr(res.jaxpr, [], *res.consts, *tree_util.tree_leaves(ct))
         return tree_util.tree_unflatten(res.out_tree, outs)
 
-    primal.__name__ = getattr(fun, "__name__", "custom_gradient")
+    primal.__name__ = fun_name(fun, "custom_gradient")
     wrapped = custom_vjp(primal)
     wrapped.defvjp(fwd, bwd)
     functools.update_wrapper(wrapped, fun)

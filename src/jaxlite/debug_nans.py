@@ -129,6 +129,8 @@ _plain_process_primitive = EvalTrace.process_primitive
 
 def _checked_process_primitive(self, prim, args, params):
     outs = _plain_process_primitive(self, prim, args, params)
+    if not config.debug_checks:  # installed for another thread's `debug_nans` block
+        return outs
     kind = special_kind([out._value for out in outs])
     if kind is not None:
         if prim not in call_primitives:
@@ -148,7 +150,10 @@ def _rerun_call_equation(trace, prim, args, params, kind):
 
 
 def _install_eager_checks(name=None, value=None):
-    if config.debug_checks:
+    # Process-wide while any thread checks (the option may be set in one thread only).
+    if config.set_in_any_thread("jax_debug_nans") or config.set_in_any_thread(
+        "jax_debug_infs"
+    ):
         EvalTrace.process_primitive = _checked_process_primitive
     else:
         EvalTrace.process_primitive = _plain_process_primitive

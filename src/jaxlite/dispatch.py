@@ -11,32 +11,43 @@ staged as one `jit` equation holding its jaxpr, which that transformation then p
 
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
+import operator
+import warnings
 import weakref
 
 import numpy as np
 
 from jaxlite import backend, cache_misses, tree_util
 from jaxlite.backend import lowering_rules
-from jaxlite.config import config
+from jaxlite.backend.lowering import call_lowering
+from jaxlite.config import config, current
 from jaxlite.core import (
+    AbstractToken,
     Array,
     Primitive,
     ShapedArray,
+    ShapeDtypeStruct,
+    Token,
     Tracer,
     _state,
     abstract_eval_rules,
+    abstract_token,
     dce_closed_jaxpr,
     eval_trace,
     impl_rules,
     jaxpr_as_fun,
+    numpy_value,
     pp_call_primitives,
 )
 from jaxlite.debug_nans import call_primitives, check_jit_outputs
-from jaxlite.errors import UnexpectedTracerError
+from jaxlite.errors import JaxRuntimeError, UnexpectedTracerError
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
+from jaxlite.runtime import check_backend
+from jaxlite.util import fun_name
 
 # ----------------------------------------------------------------------------------------
 # The `jit` primitive: a call of a closed jaxpr.
@@ -50,16 +61,10 @@ def _jit_abstract(*avals, name, jaxpr):
     return list(jaxpr.out_avals), jaxpr.effects
 
 
-def _jit_lowering(ctx, *args, name, jaxpr):
-    exe = backend.compile(jaxpr)
-    fn = ctx.add_global(exe.fun, "jit")
-    return f"{fn}({', '.join(args)})"
-
-
 jit_p = Primitive("jit", multiple_results=True)
 impl_rules[jit_p] = _jit_impl
 abstract_eval_rules[jit_p] = _jit_abstract
-lowering_rules[jit_p] = _jit_lowering
+lowering_rules[jit_p] = call_lowering("jaxpr", "jit")
 pp_call_primitives.add(jit_p)
 call_primitives.add(jit_p)  # debug_nans: re-run equation by equation on a NaN
 ad.jvp_rules[jit_p] = ad.jvp_of_jaxpr_rule
@@ -96,18 +101,41 @@ def _to_numpy(x):
         return x._value
     if isinstance(x, Tracer):
         raise UnexpectedTracerError.escaped(x, "jit")
-    if t is np.ndarray:
-        from jaxlite import dtypes
+    if isinstance(x, Token):  # no data
+        return None
+    return numpy_value(x)
 
-        return np.array(x, dtypes.canonicalize_dtype(x.dtype))
-    from jaxlite import dtypes
 
-    try:
-        return dtypes.coerce_to_array(x)[()]
-    except TypeError:
-        if isinstance(getattr(x, "aval", None), ShapedArray):  # a token: no data
-            return None
-        raise
+class _TokenBox:
+    """A pytree node around one jit result leaf that is a token: unflattening turns the
+    compiled program's placeholder back into a Token (see `_box_token_outputs`)."""
+
+    __slots__ = ("child",)
+
+    def __init__(self, child):
+        self.child = child
+
+
+def _unbox_token(aux, children):
+    (x,) = children
+    if isinstance(x, Tracer) or type(x) is Token:
+        return x
+    if isinstance(x, ShapeDtypeStruct):
+        return abstract_token  # `eval_shape`: JAX gives the token's aval
+    return Token()
+
+
+tree_util.register_pytree_node(_TokenBox, lambda b: ((b.child,), None), _unbox_token)
+
+
+def _box_token_outputs(out_tree, out_avals):
+    """`out_tree` with each token result wrapped in a `_TokenBox` node; `out_tree`
+    itself when no result is a token (the usual case, checked once per trace)."""
+    is_token = [isinstance(a, AbstractToken) for a in out_avals]
+    if not any(is_token):
+        return out_tree
+    leaves = [_TokenBox(0) if t else 0 for t in is_token]
+    return tree_util.tree_structure(tree_util.tree_unflatten(out_tree, leaves))
 
 
 def _check_hashable(value, argname):
@@ -121,6 +149,30 @@ def _check_hashable(value, argname):
             f"(static argument {argname}; pass a hashable value such as a tuple, or make "
             "the argument a traced array instead of a static one.)"
         ) from None
+
+
+class _StaticArg:
+    """A static argument in a cache key: equal only to a value of the same type, as
+    in JAX (`1`, `1.0` and `True` are equal and hash alike in Python, but trace to
+    different dtypes)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return (
+            type(other) is _StaticArg
+            and type(self.value) is type(other.value)
+            and self.value == other.value
+        )
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return repr(self.value)
 
 
 def _flatten_arrays(x, vals, sig):
@@ -160,14 +212,16 @@ class _JitCache:
 
     `entries` maps the full key (argument structure, leaf signatures, static arguments,
     tracing config) to `(closed_jaxpr, executable, out_tree, out_weak)`. `fast` maps the
-    signature of an all-Array positional call straight to what the hot path needs.
+    signature of an all-Array positional call straight to what the hot path needs
+    (never used when arguments are donated: donation happens on the slow path).
     """
 
-    __slots__ = ("entries", "fast")
+    __slots__ = ("entries", "fast", "donations")
 
     def __init__(self):
         self.entries = {}
         self.fast = {}
+        self.donations = {}  # closed jaxpr -> the donated leaves an output takes over
 
 
 # Caches are shared by every `jit(f)` of the same function with the same options, as in
@@ -198,20 +252,41 @@ class JitFunction:
         static_argnames=(),
         donate_argnums=(),
         inline=False,
+        donate_argnames=(),
+        backend=None,
     ):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self._backend = backend  # checked when first traced, as JAX does
         self._inline = inline  # under a trace, record the equations, not a jit call
         self._signature = _signature_or_none(fun)
-        self.static_argnums, self.static_argnames = _resolve_static(
-            self._signature, static_argnums, static_argnames
+        self.static_argnums, self.static_argnames = _resolve_argnums(
+            fun, self._signature, static_argnums, static_argnames, "static"
         )
-        self.donate_argnums = donate_argnums
+        self.donate_argnums, self.donate_argnames = _resolve_argnums(
+            fun, self._signature, donate_argnums, donate_argnames, "donate"
+        )
+        both = self.static_argnames & self.donate_argnames
+        if both:
+            raise ValueError(
+                "static_argnames and donate_argnames cannot intersect. Argument names "
+                f"{set(both)} appear in both static_argnames and donate_argnames"
+            )
         self._has_static = bool(self.static_argnums or self.static_argnames)
-        shared = _shared_cache(fun, (self.static_argnums, self.static_argnames))
+        self._donates = bool(self.donate_argnums or self.donate_argnames)
+        shared = _shared_cache(
+            fun,
+            (
+                self.static_argnums,
+                self.static_argnames,
+                self.donate_argnums,
+                self.donate_argnames,
+            ),
+        )
         self._cache = shared.entries
         self._fast = shared.fast
-        self._name = getattr(fun, "__name__", type(fun).__name__)
+        self._donations = shared.donations
+        self._name = fun_name(fun)
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -224,13 +299,14 @@ class JitFunction:
     # -- the hot path -----------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if config.jit_slow_path:  # disable_jit or debug_nans/infs: see _call_debug
+        view = current()  # this thread's config (one read: the hot path)
+        if view.jit_slow_path:  # disable_jit or debug_nans/infs: see _call_debug
             return self._call_debug(args, kwargs)
         if not kwargs and _state.trace is eval_trace:
             # Fast path: positional Arrays (or dicts, lists and tuples of them) whose
             # signature was seen before; static ones enter the key as (type, value).
             vals = []
-            sig = [config.trace_context]
+            sig = [view.trace_context]
             static = self.static_argnums
             for i, a in enumerate(args):
                 if static and i in static:
@@ -257,8 +333,13 @@ class JitFunction:
         leaves, entry = self._lookup(args, kwargs)
         closed, exe, out_tree, out_weak = entry
         if _state.trace is eval_trace:
+            donated = (
+                self._donated(args, kwargs, leaves, closed) if self._donates else ()
+            )
             outs = exe(*map(_to_numpy, leaves))
             outs = [Array(o, w) for o, w in zip(outs, out_weak)]
+            for x in donated:
+                x.delete()
         elif self._inline:
             outs = jaxpr_as_fun(closed)(*leaves)
         else:
@@ -301,12 +382,18 @@ class JitFunction:
             entry = self._compile(args, kwargs, leaves, treedef, sig)
             if entry[1] is None:  # closes over an enclosing trace's tracers: no caching
                 return leaves, entry
+            if config.trace_context != context:
+                # `config.update` in another thread while tracing: the trace may have
+                # seen both values, so it is cached under neither.
+                return leaves, entry
             self._cache[key] = entry
             if not kwargs and not key[-1]:
                 self._remember_fast(args, entry, context)
         return leaves, entry
 
     def _remember_fast(self, args, entry, context):
+        if self._donates:
+            return
         static = self.static_argnums
         sig = [context]
         for i, a in enumerate(args):
@@ -317,10 +404,59 @@ class JitFunction:
         closed, exe, out_tree, out_weak = entry
         single = out_tree == tree_util.tree_structure(0)
         self._fast[tuple(sig)] = (
-            exe.fun,
+            exe.entry,
             tuple(out_weak),
             None if single else out_tree,
         )
+
+    # -- donation ---------------------------------------------------------------------------
+
+    def _donated(self, args, kwargs, leaves, closed):
+        """The donated argument Arrays whose buffers an output can take over: the
+        call deletes them, as JAX does (a later use raises "Array has been
+        deleted"). The others stay usable, with JAX's warning the first time.
+        jaxlite never writes a buffer, so this only keeps programs portable: code
+        that reads a donated argument fails here as it would under JAX."""
+        taken = self._donations.get(closed)
+        if taken is None:
+            flags = self._donated_leaves(args, kwargs)
+            taken, unusable = _match_donations(closed.in_avals, flags, closed.out_avals)
+            if unusable:
+                warnings.warn(
+                    "Some donated buffers were not usable: "
+                    f"{', '.join(map(str, unusable))}.\nSee an explanation at "
+                    "https://docs.jax.dev/en/latest/faq.html#buffer-donation.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            self._donations[closed] = taken
+        donated = [leaves[i] for i in taken if type(leaves[i]) is Array]
+        for x in donated:
+            if sum(leaf is x for leaf in leaves) > 1:
+                raise JaxRuntimeError(
+                    "INVALID_ARGUMENT: Attempt to use a buffer that was previously "
+                    "donated in the same call to Execute(). Toy example for this bug: "
+                    "`f(donate(a), a)`. Pass a copy (`a.copy()`) as one of the two "
+                    "arguments, or do not donate it."
+                )
+        return donated
+
+    def _donated_leaves(self, args, kwargs):
+        """For each flat argument leaf (in `_lookup`'s order), whether it belongs to
+        a donated argument."""
+        if self._signature is not None and kwargs:
+            bound = self._signature.bind(*args, **kwargs)
+            args, kwargs = bound.args, bound.kwargs
+        flags = []
+        for i, a in enumerate(args):
+            if i not in self.static_argnums:
+                n = len(tree_util.tree_leaves(a))
+                flags += [i in self.donate_argnums] * n
+        for k in sorted(kwargs):
+            if k not in self.static_argnames:
+                n = len(tree_util.tree_leaves(kwargs[k]))
+                flags += [k in self.donate_argnames] * n
+        return flags
 
     # -- tracing ----------------------------------------------------------------------------
 
@@ -336,14 +472,14 @@ class JitFunction:
         for i, a in enumerate(args):
             if i in self.static_argnums:
                 _check_hashable(a, f"at position {i}")
-                statics.append((i, a))
+                statics.append((i, _StaticArg(a)))
             else:
                 dyn_args.append(a)
         dyn_kwargs = {}
         for k in sorted(kwargs):
             if k in self.static_argnames:
                 _check_hashable(kwargs[k], repr(k))
-                statics.append((k, kwargs[k]))
+                statics.append((k, _StaticArg(kwargs[k])))
             else:
                 dyn_kwargs[k] = kwargs[k]
         return tuple(dyn_args), dyn_kwargs, tuple(statics)
@@ -353,10 +489,9 @@ class JitFunction:
         tracers of an enclosing transformation (a jit inside jit/vmap/grad that reads
         an outer traced value): such a call is only ever bound as a `jit` equation,
         whose tracer constants the enclosing trace turns into operands."""
+        check_backend(self._backend)
         closed, out_tree = self._trace(args, kwargs, leaves, treedef, sig)
-        from jaxlite.lax.tokens import box_token_outputs
-
-        out_tree = box_token_outputs(out_tree, closed.out_avals)  # tokens stay Tokens
+        out_tree = _box_token_outputs(out_tree, closed.out_avals)  # tokens stay Tokens
         out_weak = [a.weak_type for a in closed.out_avals]
         if any(isinstance(c, Tracer) for c in closed.consts):
             return closed, None, out_tree, out_weak
@@ -375,7 +510,11 @@ class JitFunction:
         info = debug_info(self.fun, "jit", args, kwargs, self.static_argnums)
         in_avals = []
         for i, (leaf, s) in enumerate(zip(leaves, sig)):
-            if s is None:
+            try:  # an array of a non-numeric dtype (object, str, ...) raises here
+                aval = None if s is None else abstractify(leaf)
+            except TypeError:
+                aval = None
+            if aval is None:
                 where = info.arg_names[i] if info.arg_names else f"position {i}"
                 raise TypeError(
                     f"Error interpreting argument to {self.fun} as an abstract array. The "
@@ -384,8 +523,8 @@ class JitFunction:
                     "function was called with a non-array argument, and this argument "
                     "was not marked as static using the static_argnums or "
                     "static_argnames parameters of jax.jit."
-                )
-            in_avals.append(abstractify(leaf))
+                ) from None
+            in_avals.append(aval)
         out_tree_box = []
 
         def flat_fun(*tracers):
@@ -424,8 +563,6 @@ class JitFunction:
         return Lowered(self, *self._entry(args, kwargs))
 
     def eval_shape(self, *args, **kwargs):
-        from jaxlite.api import ShapeDtypeStruct
-
         closed, _, out_tree, _ = self._entry(args, kwargs)
         outs = [
             ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
@@ -439,6 +576,7 @@ class JitFunction:
     def clear_cache(self):
         self._cache.clear()
         self._fast.clear()
+        self._donations.clear()
 
     def _cache_size(self):
         return len(self._cache)
@@ -479,28 +617,97 @@ def _signature_or_none(fun):
         return None
 
 
-def _resolve_static(sig, static_argnums, static_argnames):
-    if isinstance(static_argnums, int):
-        static_argnums = (static_argnums,)
-    if isinstance(static_argnames, str):
-        static_argnames = (static_argnames,)
-    nums = set(static_argnums or ())
-    names = set(static_argnames or ())
-    if sig is not None:
-        params = list(sig.parameters.values())
-        positional = [
-            p.name
-            for p in params
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
-        nums = {n % len(positional) if n < 0 and positional else n for n in nums}
-        for n in list(nums):
-            if n < len(positional):
-                names.add(positional[n])
-        for name in list(names):
-            if name in positional:
-                nums.add(positional.index(name))
+_POSITIONAL = (
+    inspect.Parameter.POSITIONAL_ONLY,
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+)
+
+
+def _index_tuple(x):
+    try:
+        return (operator.index(x),)
+    except TypeError:
+        return tuple(map(operator.index, x))  # TypeError for a non-integer, as JAX
+
+
+def _str_tuple(x):
+    if isinstance(x, str):
+        return (x,)
+    for name in x:
+        if not isinstance(name, str):
+            raise TypeError(f"argument is not a string: {name}")
+    return tuple(x)
+
+
+def _resolve_argnums(fun, sig, argnums, argnames, kind):
+    """The `{kind}_argnums` and `{kind}_argnames` of `jit`, checked against the
+    function's signature as JAX checks them (ValueError naming the bad entries), and
+    each completed from the other: a position names its parameter and a name its
+    position."""
+    argnums = () if argnums is None else _index_tuple(argnums)
+    argnames = () if argnames is None else _str_tuple(argnames)
+    if sig is None:  # some builtins have none: nothing to check against
+        if kind == "donate" and argnames:
+            raise ValueError(
+                f"Getting the signature of function {fun} failed. Pass donate_argnums "
+                "instead of donate_argnames."
+            )
+        return frozenset(argnums), frozenset(argnames)
+    params = list(sig.parameters.values())
+    positional = [p.name for p in params if p.kind in _POSITIONAL]
+    varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+    n = len(positional)
+    if argnums and not varargs and (-min(argnums) > n or max(argnums) >= n):
+        raise ValueError(
+            f"Jitted function has {kind}_argnums={argnums}, but only accepts {n} "
+            "positional arguments."
+        )
+    positional_only = {p.name for p in params if p.kind is p.POSITIONAL_ONLY}
+    if positional_only & set(argnames):
+        raise ValueError(
+            f"Jitted function has invalid argnames {positional_only & set(argnames)} "
+            f"in {kind}_argnames. These are positional-only"
+        )
+    keywords = {
+        p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+    if not any(p.kind is p.VAR_KEYWORD for p in params) and set(argnames) - keywords:
+        raise ValueError(
+            f"Jitted function has invalid argnames {set(argnames) - keywords} in "
+            f"{kind}_argnames. Function does not take these args."
+        )
+    nums = {i % n if i < 0 and n else i for i in argnums}
+    names = set(argnames)
+    names.update(positional[i] for i in nums if i < n)
+    nums.update(positional.index(name) for name in names if name in positional)
     return frozenset(nums), frozenset(names)
+
+
+def _match_donations(in_avals, donated, out_avals):
+    """(indices of the donated inputs that an output can take over, avals of those
+    none can), by JAX's rule: an output of the same shape and dtype first, then one
+    of the same number of elements, each output taken once, inputs in order."""
+    by_type = collections.defaultdict(collections.deque)
+    for i, (aval, d) in enumerate(zip(in_avals, donated)):
+        if d:
+            by_type[(aval.shape, aval.dtype)].append(i)
+    taken = []
+    unmatched_outs = collections.defaultdict(int)
+    for aval in out_avals:
+        waiting = by_type.get((aval.shape, aval.dtype))
+        if waiting:
+            taken.append(waiting.popleft())
+        else:
+            unmatched_outs[aval.size] += 1
+    unusable = []
+    for i in sorted(i for waiting in by_type.values() for i in waiting):
+        size = in_avals[i].size
+        if unmatched_outs[size]:
+            unmatched_outs[size] -= 1
+            taken.append(i)
+        else:
+            unusable.append(in_avals[i].strip_weak_type())
+    return tuple(sorted(taken)), unusable
 
 
 def jit(
@@ -528,8 +735,36 @@ def jit(
             static_argnums=static_argnums,
             static_argnames=static_argnames,
             donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
             inline=inline,
+            keep_unused=keep_unused,
+            device=device,
+            backend=backend,
+            in_shardings=in_shardings,
+            out_shardings=out_shardings,
+            abstracted_axes=abstracted_axes,
         )
     if not callable(fun):
-        raise TypeError(f"jit requires a callable as its first argument, got {fun!r}")
-    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, inline)
+        raise TypeError(f"Expected a callable value, got {fun!r}")
+    if backend is not None or device is not None:
+        warnings.warn(
+            "backend and device argument on jit is deprecated. You can use "
+            '`jax.device_put(..., jax.local_devices(backend="cpu")[0])` on the inputs '
+            "to the jitted function to get the same behavior.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if device is not None and backend is not None:
+            raise ValueError(
+                "can't specify both a device and a backend for jit, got "
+                f"device={device} and backend={backend!r}"
+            )
+    return JitFunction(
+        fun,
+        static_argnums,
+        static_argnames,
+        donate_argnums,
+        inline,
+        donate_argnames,
+        backend,
+    )

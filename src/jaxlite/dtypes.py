@@ -14,8 +14,15 @@ both so that programs give the same dtypes as under JAX:
   as NumPy would.
 
 `result_type` runs on every eager `jnp` operation, so its answers are cached
-per x64 mode, keyed on the operands' (dtype, weak_type) pairs; a config
-listener points the module at the caches of the current mode.
+per (x64, strict promotion) mode, keyed on the operands' (dtype, weak_type) pairs.
+The mode is the calling thread's (the config context managers are thread-local),
+read once per call, and an answer is stored only if the configuration did not change
+while it was computed, so a cache never holds an answer of another mode.
+
+The default integer is int64 with x64 and int32 without, on every platform: never
+NumPy's default (the C `long`), which is 32 bits on some platforms. The Python types
+`int`, `float` and `complex` used as dtypes mean int64, float64 and complex128 before
+canonicalisation, as in JAX.
 """
 
 import sys
@@ -24,7 +31,7 @@ import warnings
 import ml_dtypes
 import numpy as np
 
-from .config import config
+from .config import current
 
 bfloat16 = ml_dtypes.bfloat16
 float0 = np.dtype([("float0", np.void, 0)])
@@ -97,9 +104,17 @@ _weak_python_types = frozenset({int, float, complex})
 
 # --- canonical dtypes ------------------------------------------------------------
 
-# One cache per x64 mode; `_on_config_update` rebinds the module-level names.
+# One cache per x64 mode (indexed by the bool).
 _canonical_caches = ({}, {})
-_canonical_cache = _canonical_caches[config.x64_enabled]
+
+# The Python types as dtypes, as JAX reads them (NumPy's `np.dtype(int)` is the C
+# `long`, 32 bits on some platforms).
+_python_type_dtypes = {
+    bool: _bool,
+    int: _int64,
+    float: _float64,
+    complex: _complex128,
+}
 
 
 def _as_np_dtype(x):
@@ -109,39 +124,43 @@ def _as_np_dtype(x):
     dt = getattr(x, "dtype", None)
     if isinstance(dt, np.dtype):
         return dt
+    if type(x) is type and x in _python_type_dtypes:
+        return _python_type_dtypes[x]
     return np.dtype(x)
 
 
 def canonicalize_dtype(dtype):
     """The dtype that values of `dtype` are stored in (64 -> 32 bits unless x64)."""
+    x64 = current().x64_enabled
+    cache = _canonical_caches[x64]
     try:
-        return _canonical_cache[dtype]
+        return cache[dtype]
     except (KeyError, TypeError):
         pass
     dt = _as_np_dtype(dtype)
     if not dt.isnative:
         dt = dt.newbyteorder("=")
-    if not config.x64_enabled:
+    if not x64:
         dt = _to_32_bit.get(dt, dt)
     if isinstance(dtype, (np.dtype, type, str)):
-        _canonical_cache[dtype] = dt
+        cache[dtype] = dt
     return dt
 
 
 def default_int_dtype():
-    return _int64 if config.x64_enabled else _int32
+    return _int64 if current().x64_enabled else _int32
 
 
 def default_uint_dtype():
-    return _uint64 if config.x64_enabled else _uint32
+    return _uint64 if current().x64_enabled else _uint32
 
 
 def default_float_dtype():
-    return _float64 if config.x64_enabled else _float32
+    return _float64 if current().x64_enabled else _float32
 
 
 def default_complex_dtype():
-    return _complex128 if config.x64_enabled else _complex64
+    return _complex128 if current().x64_enabled else _complex64
 
 
 def _default_dtype_of_python_type(t):
@@ -253,8 +272,10 @@ def _arg_key(x):
     if t is type and x in _python_scalar_types:
         return x
     if isinstance(x, (int, float, complex)):
-        # Subclasses of Python scalars (IntEnum, ...) are strong, as in JAX.
-        return (np.asarray(x).dtype, False)
+        # Subclasses of Python scalars (IntEnum, ...) are strong, as in JAX; their
+        # dtype is the 64-bit one of their base type (canonicalised later).
+        base = next(b for b in (bool, int, float, complex) if isinstance(x, b))
+        return (_python_type_dtypes[base], False)
     if x is None or isinstance(x, (list, tuple)):
         raise TypeError(
             f"Cannot determine dtype of {x!r}: pass an array, a scalar or a dtype."
@@ -402,7 +423,7 @@ class _NoUpperBound(Exception):
 
 
 def _strict_promotion():
-    return config.read("jax_numpy_dtype_promotion") == "strict"
+    return current().promotion_mode[1]
 
 
 def _strict_error(names):
@@ -425,7 +446,7 @@ def _strict_name(key):
 
 
 def _least_upper_bound(nodes):
-    upper = _upper_by_mode[config.x64_enabled, _strict_promotion()]
+    upper = _upper_by_mode[current().promotion_mode]
     for node in nodes:
         if node not in upper:
             raise ValueError(
@@ -497,9 +518,8 @@ def _promote_pairs(pairs):
     return canonicalize_dtype(dt), weak
 
 
-# Caches by (x64, strict), switched by `_on_config_update`.
+# Caches by (x64, strict): the `promotion_mode` of `config.current()`.
 _result_caches = {mode: {} for mode in _upper_by_mode}
-_result_cache = _result_caches[config.x64_enabled, False]
 _RESULT_CACHE_LIMIT = 4096
 
 
@@ -529,7 +549,7 @@ def result_type(*args, return_weak_type_flag=False):
                     for x in args
                 ]
             )
-        dt, weak = _result_cache[key]
+        dt, weak = _result_caches[current().promotion_mode][key]
     except (AttributeError, KeyError, TypeError):
         dt, weak = _result_type_slow(args)
     if return_weak_type_flag:
@@ -548,14 +568,18 @@ def _result_type_slow(args):
     if extended_dtypes:
         return _extended_result_type(args, extended_dtypes)
     key = tuple([_arg_key(x) for x in args])
+    view = current()
+    version = view.version
+    cache = _result_caches[view.promotion_mode]
     try:
-        return _result_cache[key]
+        return cache[key]
     except KeyError:
         pass
     result = _promote_keys(key)
-    if len(_result_cache) >= _RESULT_CACHE_LIMIT:
-        _result_cache.clear()
-    _result_cache[key] = result
+    if view.version == version:  # else `config.update` ran meanwhile: not cached
+        if len(cache) >= _RESULT_CACHE_LIMIT:
+            cache.clear()
+        cache[key] = result
     return result
 
 
@@ -577,7 +601,6 @@ def _promotion_node(x):
 
 
 _promote_caches = {mode: {} for mode in _upper_by_mode}
-_promote_cache = _promote_caches[config.x64_enabled, False]
 
 
 def promote_types(a, b):
@@ -587,8 +610,11 @@ def promote_types(a, b):
     is float64 even with x64 off. The Python types `int`, `float` and `complex`
     are weak and resolve to int64, float64 and complex128 when they win.
     """
+    view = current()
+    version = view.version
+    cache = _promote_caches[view.promotion_mode]
     try:
-        return _promote_cache[a, b]
+        return cache[a, b]
     except (KeyError, TypeError):
         pass
     nodes = _promotion_node(a), _promotion_node(b)
@@ -602,8 +628,12 @@ def promote_types(a, b):
         ]
     else:
         dt = node
-    if isinstance(a, (np.dtype, type, str)) and isinstance(b, (np.dtype, type, str)):
-        _promote_cache[a, b] = dt
+    if (
+        isinstance(a, (np.dtype, type, str))
+        and isinstance(b, (np.dtype, type, str))
+        and view.version == version
+    ):
+        cache[a, b] = dt
     return dt
 
 
@@ -764,6 +794,11 @@ def is_bool(dt):
 # --- conversion ------------------------------------------------------------------
 
 
+# Inexact dtypes a float64 value may overflow in (NumPy warns; XLA gives inf).
+_narrow_inexact = frozenset({_bfloat16, _float16, _float32, _complex64})
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def coerce_to_array(x, dtype=None):
     """An np.ndarray of `x` in a canonical dtype (`dtype`, else x's own).
 
@@ -771,7 +806,11 @@ def coerce_to_array(x, dtype=None):
     as in JAX rather than wrapping around.
     """
     if dtype is not None:
-        return np.asarray(x, dtype=canonicalize_dtype(dtype))
+        dt = canonicalize_dtype(dtype)
+        if dt in _narrow_inexact:
+            with np.errstate(over="ignore"):  # out of range: inf, silently as XLA
+                return np.asarray(x, dtype=dt)
+        return np.asarray(x, dtype=dt)
     t = type(x)
     if t is int:
         dt = default_int_dtype()
@@ -780,28 +819,40 @@ def coerce_to_array(x, dtype=None):
             raise OverflowError(f"Python int {x} too large to convert to {dt}")
         return np.asarray(x, dtype=dt)
     if t in _python_scalar_types:
-        return np.asarray(x, dtype=_default_dtype_of_python_type(t))
+        dt = _default_dtype_of_python_type(t)
+        if t is not bool and abs(x) > _FLOAT32_MAX:  # inf without x64, silently
+            with np.errstate(over="ignore"):
+                return np.asarray(x, dtype=dt)
+        return np.asarray(x, dtype=dt)
     arr = np.asarray(x)
     _check_supported(arr.dtype, arr.dtype)
-    dt = canonicalize_dtype(arr.dtype)
+    sequence = isinstance(x, (list, tuple))
+    if sequence and arr.dtype.kind in "iu":
+        # NumPy gives Python ints its default integer (the C long, 32 bits on some
+        # platforms); JAX gives them the default int of the x64 mode.
+        dt = canonicalize_dtype(_sequence_dtype(x))
+    else:
+        dt = canonicalize_dtype(arr.dtype)
     if dt == arr.dtype:
         return arr
-    if isinstance(x, (list, tuple)):
+    if sequence:
         # Convert again from the Python values, so NumPy raises on overflow.
         return np.asarray(x, dtype=dt)
+    if arr.dtype.kind in "fc" and dt.kind in "fc":
+        with np.errstate(over="ignore"):  # float64 beyond float32: inf, as JAX
+            return arr.astype(dt)
     return arr.astype(dt)
 
 
-# --- x64 mode switching ----------------------------------------------------------
-
-
-def _on_config_update(name, value):
-    global _canonical_cache, _result_cache, _promote_cache
-    x64 = config.x64_enabled
-    mode = x64, _strict_promotion()
-    _canonical_cache = _canonical_caches[x64]
-    _result_cache = _result_caches[mode]
-    _promote_cache = _promote_caches[mode]
-
-
-config.add_listener(_on_config_update)
+def _sequence_dtype(x):
+    """JAX's dtype of a nested list or tuple: its leaves' promotion, Python scalars
+    weak (one leaf of each kind is enough)."""
+    kinds = {}
+    stack = [x]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        else:
+            kinds.setdefault(_arg_key(item), item)
+    return result_type(*kinds.values())

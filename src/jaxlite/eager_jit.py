@@ -23,9 +23,10 @@ from __future__ import annotations
 import functools
 
 from jaxlite import backend, dtypes, tree_util
-from jaxlite.config import config
+from jaxlite.config import config, current
 from jaxlite.core import Array, ShapedArray, _state, dce_closed_jaxpr, eval_trace
 from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
+from jaxlite.util import fun_name
 
 _SCALARS = (float, int, bool)
 _MAX_ENTRIES = 512  # per function; the cache is emptied when full
@@ -44,9 +45,10 @@ def eager_jit(fun=None, *, n_arrays=1):
 
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
-        if _state.trace is not eval_trace or config.jit_slow_path:
+        view = current()  # this thread's config
+        if _state.trace is not eval_trace or view.jit_slow_path:
             return fun(*args, **kwargs)
-        key = [config.trace_context]
+        key = [view.trace_context]
         vals = []
         for a in args[:n_arrays]:
             t = type(a)
@@ -78,7 +80,10 @@ def eager_jit(fun=None, *, n_arrays=1):
             if len(cache) >= _MAX_ENTRIES:
                 cache.clear()
             avals = [ShapedArray(*key[i : i + 3]) for i in range(1, 3 * n_arrays, 3)]
-            entry = cache[tuple(key)] = _compile(fun, avals, statics, kwargs)
+            entry = _compile(fun, avals, statics, kwargs)
+            # Not cached if another thread's `config.update` ran while tracing.
+            if config.trace_context == key[0]:
+                cache[tuple(key)] = entry
         exe_fun, out_weak, out_tree = entry
         outs = exe_fun(*vals)
         if out_tree is None:
@@ -103,9 +108,9 @@ def _compile(fun, avals, statics, kwargs):
         return leaves
 
     closed = dce_closed_jaxpr(trace_to_jaxpr(flat_fun, avals, debug_info(fun, "jit")))
-    name = getattr(fun, "__name__", "eager_fun")
+    name = fun_name(fun, "eager_fun")
     exe = backend.compile(closed, name if name.isidentifier() else "eager_fun")
     out_weak = tuple(a.weak_type for a in closed.out_avals)
     (out_tree,) = out_trees
     single = out_tree == tree_util.tree_structure(0)
-    return exe.fun, out_weak, None if single else out_tree
+    return exe.entry, out_weak, None if single else out_tree

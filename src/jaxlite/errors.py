@@ -135,6 +135,16 @@ class KeyReuseError(JAXTypeError):
 class JaxRuntimeError(RuntimeError):
     """An error while running a compiled computation (XLA's runtime errors in JAX)."""
 
+    @classmethod
+    def out_of_memory(cls, shape, dtype, nbytes, where):
+        """XLA's RESOURCE_EXHAUSTED error for an array that cannot be allocated."""
+        return cls(
+            f"RESOURCE_EXHAUSTED: Out of memory allocating {nbytes} bytes: an array of "
+            f"shape {tuple(shape)} and dtype {dtype} for {where}, more than this host "
+            "can hold. Make the array smaller, or compute in pieces (`lax.map` or a "
+            "`scan` over chunks)."
+        )
+
 
 class InconclusiveDimensionOperation(Exception):
     """A shape computation whose result depends on the value of a symbolic dimension.
@@ -142,11 +152,5 @@ class InconclusiveDimensionOperation(Exception):
     `except` clauses written for JAX."""
 
 
-def __getattr__(name):
-    # JaxprTypeError is defined next to the jaxpr typechecker in `core`, which imports
-    # this module: it is looked up lazily to stay one class.
-    if name == "JaxprTypeError":
-        from jaxlite.core import JaxprTypeError
-
-        return JaxprTypeError
-    raise AttributeError(f"module 'jaxlite.errors' has no attribute {name!r}")
+class JaxprTypeError(TypeError):
+    """A jaxpr that is not well typed (raised by `core.typecheck_jaxpr`)."""

@@ -33,12 +33,15 @@ import numpy as np
 
 from jaxlite import dtypes, lax, tree_util
 from jaxlite import numpy as jnp
+from jaxlite.array import register_virtual_array_type
 from jaxlite.config import config
 from jaxlite.core import (
     Array,
     Tracer,
+    is_jax_type,
 )
 from jaxlite.dispatch import jit
+from jaxlite.lax.rng import threefry2x32
 from jaxlite.lax.structural import canonicalize_shape
 
 __all__ = [
@@ -66,39 +69,12 @@ UINT_DTYPES = {
 # --------------------------------------------------------------------------------------
 # The cipher
 
-# Rotation distances of the eight rounds that alternate between key injections, and
-# the parity constant of the key schedule (Threefish's C240 truncated to 32 bits).
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_KEY_PARITY = np.uint32(0x1BD11BDA)
+# Threefry-2x32 itself is `lax.rng.threefry2x32` (XLA's RngBitGenerator uses it
+# too); what follows builds jax.random's key operations on it.
 
 
 def _u32(v):
     return np.uint32(v)
-
-
-def _rotate_left(x, distance):
-    return lax.bitwise_or(
-        lax.shift_left(x, _u32(distance)),
-        lax.shift_right_logical(x, _u32(32 - distance)),
-    )
-
-
-def threefry2x32(k1, k2, x1, x2):
-    """Threefry-2x32 with 20 rounds: the two hashed words of the counter (x1, x2).
-
-    All four operands are uint32; the keys are usually scalars and broadcast against
-    the counters.
-    """
-    schedule = (k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _KEY_PARITY))
-    x1 = lax.add(x1, schedule[0])
-    x2 = lax.add(x2, schedule[1])
-    for injection in range(1, 6):
-        for distance in _ROTATIONS[(injection - 1) % 2]:
-            x1 = lax.add(x1, x2)
-            x2 = lax.bitwise_xor(_rotate_left(x2, distance), x1)
-        x1 = lax.add(x1, schedule[injection % 3])
-        x2 = lax.add(x2, lax.add(schedule[(injection + 1) % 3], _u32(injection)))
-    return x1, x2
 
 
 def threefry_2x32(key_data, count):
@@ -248,10 +224,22 @@ class KeyTy(dtypes.ExtendedDType):
     def __hash__(self):
         return hash(self.name)
 
+    # The dtype's rules for code below the libs that moves keys around by their data
+    # (`jnp.concatenate` and `jnp.stack` join keys through it).
+
+    def physical_data(self, keys):
+        """The uint32 data `(*keys.shape, 2)` under the typed `keys`."""
+        return keys._base_array
+
+    def wrap_physical_data(self, data):
+        """Typed keys over uint32 `data` whose last axis has size 2."""
+        return wrap_key_data(data)
+
 
 key_dtype = KeyTy()
 
 
+@register_virtual_array_type  # isinstance(keys, jax.Array) holds, as in JAX
 class PRNGKeyArray:
     """An array of typed keys: JAX's `Array(shape, dtype=key<fry>)`.
 
@@ -709,15 +697,6 @@ def _holds_keys(args, kwargs):
     return bool(kwargs) and _holds_keys(kwargs.values(), None)
 
 
-def _is_value(x):
-    return isinstance(x, (Array, Tracer, np.ndarray, np.generic)) or type(x) in (
-        bool,
-        int,
-        float,
-        complex,
-    )
-
-
 def _not_promotable(fun_name):
     return ValueError(
         "dtype=key<fry> is not a valid dtype for JAX type promotion: "
@@ -761,7 +740,7 @@ def _on_key_data(fun_name, fun, signature, key_params, args, kwargs):
             return len(datas) - 1
         if type(value) in (list, tuple):
             return type(value)(take_data(v, param) for v in value)
-        if value is not None and _is_value(value) and param not in _MIXABLE:
+        if value is not None and is_jax_type(value) and param not in _MIXABLE:
             raise _not_promotable(fun_name)
         return _Static(value)
 

@@ -12,69 +12,35 @@ import warnings
 
 import numpy as np
 
-
-class Device:
-    """A device arrays live on (`isinstance(d, jax.Device)`)."""
-
-    platform = "cpu"
-    device_kind = "cpu"
-    process_index = 0
-    host_id = 0
-    client = None
-
-    def __init__(self, id=0):  # noqa: A002  (JAX's name)
-        self.id = id
-        self.local_hardware_id = id
-
-    def __str__(self):
-        return f"{self.platform}:{self.id}"
-
-    def memory_stats(self):
-        return None
-
-    def addressable_memories(self):
-        return []
-
-
-class CpuDevice(Device):
-    def __repr__(self):
-        return f"CpuDevice(id={self.id})"
-
-
-_DEVICE = CpuDevice()
-
-
-def devices(backend=None):
-    return [_DEVICE]
-
-
-def local_devices(process_index=None, backend=None, host_id=None):
-    return [_DEVICE]
-
-
-def device_count(backend=None):
-    return 1
-
-
-local_device_count = device_count
-
-
-def default_backend():
-    return "cpu"
-
+from jaxlite.array import from_host
+from jaxlite.core import as_value
+from jaxlite.cpu_device import (  # noqa: F401  (re-exported)
+    _DEVICE,
+    CpuDevice,
+    Device,
+    check_backend,
+    default_backend,
+    device_count,
+    devices,
+    local_device_count,
+    local_devices,
+)
 
 # Processes: one.
 
 
 def process_index(backend=None):
+    check_backend(backend)
     return 0
 
 
 def process_count(backend=None):
+    check_backend(backend)
     return 1
 
 
 def process_indices(backend=None):
+    check_backend(backend)
     return [0]
 
 
@@ -132,11 +98,11 @@ def print_environment_info(return_string=False):
     import platform
     import sys
 
-    import jaxlite
+    from jaxlite.version import __version__
 
     info = "\n".join(
         [
-            f"jaxlite:    {jaxlite.__version__}",
+            f"jaxlite:    {__version__}",
             f"numpy:      {np.__version__}",
             f"python:     {sys.version}",
             f"device info: cpu-{device_count()}, {local_device_count()} local devices",
@@ -154,9 +120,9 @@ def print_environment_info(return_string=False):
 
 
 def _as_array(x, dtype=None):
-    from jaxlite.numpy import asarray
-
-    return asarray(x, dtype=dtype)
+    if dtype is None:
+        return as_value(x)
+    return from_host(x, dtype=dtype)
 
 
 def make_array_from_callback(shape, sharding, data_callback, dtype=None):

@@ -17,7 +17,7 @@ class Sharding:
 
     @property
     def device_set(self):
-        from jaxlite.runtime import devices
+        from jaxlite.cpu_device import devices
 
         return set(devices())
 
@@ -172,14 +172,14 @@ class NamedSharding(Sharding):
 
 
 def make_single_device_sharding(device=None):
-    from jaxlite.runtime import devices
+    from jaxlite.cpu_device import devices
 
     return SingleDeviceSharding(devices()[0] if device is None else device)
 
 
 def make_mesh(axis_shapes, axis_names, *, devices=None, axis_types=None):
     """A mesh of the given shape over jaxlite's one device (every size must be 1)."""
-    from jaxlite.runtime import devices as all_devices
+    from jaxlite.cpu_device import devices as all_devices
 
     axis_shapes = tuple(axis_shapes)
     size = int(np.prod(axis_shapes, dtype=np.int64))

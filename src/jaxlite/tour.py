@@ -34,6 +34,8 @@ import sys
 import warnings
 from dataclasses import dataclass
 
+import numpy as np
+
 from jaxlite import tour_callbacks
 
 
@@ -72,6 +74,10 @@ class Page:
 # 002: "Sharp bits" (Chinese): every code example of the page except the `%xmode
 # Minimal` IPython magic, which is not Python (the tour prints exceptions in its
 # minimal form anyway).
+
+# NumPy's own default integer (the C long): the seed's `np.sum` of a list prints
+# int64, as on every 64-bit platform; a 32-bit platform's NumPy prints int32.
+_NUMPY_INT = np.dtype(np.int_).name
 
 # The seed page 002 was scraped from a mirror; jaxlite's errors link docs.jax.dev.
 _MIRRORS = (("https://jax.ac.cn/", "https://docs.jax.dev/"),)
@@ -313,7 +319,11 @@ new array post-addition:
         Example(
             "Non-array inputs: NumPy vs. JAX · np.sum of a list",
             "np.sum([1, 2, 3])\n",
-            "np.int64(6)\n",
+            f"np.{_NUMPY_INT}(6)\n",
+            note=""
+            if _NUMPY_INT == "int64"
+            else f"NumPy's own default integer here is {_NUMPY_INT}; the seed's "
+            "64-bit platform's is int64",
         ),
         Example(
             "Non-array inputs: NumPy vs. JAX · jnp.sum of a list",

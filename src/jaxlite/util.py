@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import builtins
+import functools
+
+import numpy as np
 
 
 def safe_map(f, *xs):
@@ -65,3 +68,76 @@ def prod(xs):
     for x in xs:
         out *= int(x)
     return out
+
+
+def fun_name(fun, default=None):
+    """The name of a callable for messages and generated names: its `__name__`, else
+    `default`, else the name of its type (any callable object can be transformed)."""
+    name = getattr(fun, "__name__", None)
+    if isinstance(name, str) and name:
+        return name
+    return default if default is not None else type(fun).__name__
+
+
+def fun_sourceinfo(fun):
+    """`name at file:line`, as JAX names a function in messages; the name alone when
+    `fun` has no code object (a builtin, a callable object)."""
+    name = fun_name(fun)
+    code = getattr(fun, "__code__", None)
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}" if code else name
+
+
+def wraps(wrapped):
+    """`functools.wraps`, except that an attribute of `wrapped` that cannot be
+    copied (a `__name__` that is not a string, say) is skipped: as in JAX, any
+    callable object can be transformed, whatever its attributes."""
+
+    def decorator(fun):
+        for attr in functools.WRAPPER_ASSIGNMENTS:
+            try:
+                setattr(fun, attr, getattr(wrapped, attr))
+            except (AttributeError, TypeError):
+                pass
+        fun.__dict__.update(getattr(wrapped, "__dict__", {}))
+        fun.__wrapped__ = wrapped
+        return fun
+
+    return decorator
+
+
+# ----------------------------------------------------------------------------------------
+# NumPy's floating-point warnings off for one call
+
+
+def _quiet_fp_state():
+    """NumPy's per-context error state, and its value under `errstate(all="ignore")`,
+    or (None, None) where this NumPy keeps it elsewhere."""
+    try:
+        from numpy._core._ufunc_config import _extobj_contextvar as state
+    except ImportError:
+        return None, None
+    with np.errstate(all="ignore"):
+        return state, state.get()
+
+
+_fp_state, _fp_quiet = _quiet_fp_state()
+
+if _fp_state is not None:
+
+    def quiet_fp():
+        """Turn NumPy's floating-point warnings off in this context; returns a token
+        for `restore_fp`. What `np.errstate(all="ignore")` does, at a tenth of its
+        cost (0.2 instead of 2 microseconds): it sets NumPy's context variable."""
+        return _fp_state.set(_fp_quiet)
+
+    restore_fp = _fp_state.reset
+
+else:
+
+    def quiet_fp():
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def restore_fp(state):
+        state.__exit__(None, None, None)

@@ -2,15 +2,26 @@
 equation, executed once with `exec` and cached on the `ClosedJaxpr`.
 
 A primitive may register a lowering rule that returns a NumPy expression
-(`lowering_rules[sin_p] = inline("np.sin({})")`); every other primitive is lowered to a
-call of its `impl` rule with the parameters bound ahead of time. The source is kept on the
-executable (`.source`) so users can read exactly what runs.
+(`lowering_rules[sin_p] = inline("np.sin({})")`, see `lowering.py`); every other
+primitive is lowered to a call of its `impl` rule with the parameters bound ahead of
+time (never of an eager-only kernel, `core.eager_impl_rules`). The source is kept on
+the executable (`.source`) so users can read exactly what runs.
+
+Dead values are freed as XLA frees buffers: after the equation that reads a value for
+the last time, the generated code deletes its name (`del c, d`) unless it is returned,
+so a long straight-line function (or a loop body) holds only its live intermediates,
+not all of them until it returns.
 
 Buffers are reused as XLA reuses them: an elementwise ufunc whose operand is an
 intermediate the function allocated itself (the result of another ufunc or of a
 `np.matmul`), of the output's shape and dtype, used for the last time there and never
 viewed by another operation, writes its result into that operand (`out=`). A chain of
 elementwise operations then runs in one buffer instead of allocating one per step.
+
+A broadcast stays a view (zero strides) while only the function reads it, but what the
+function returns may become an Array, which holds real memory (see `array.py`): every
+output that is not a buffer the function allocated itself nor one of its inputs goes
+through `_laid_out`, which copies a broadcast view (a check of its strides otherwise).
 """
 
 from __future__ import annotations
@@ -18,88 +29,50 @@ from __future__ import annotations
 import builtins
 import functools
 import keyword
-import re
-import warnings
 
 import numpy as np
 
+from jaxlite.array import is_stretched, real_buffer
+from jaxlite.backend.lowering import (  # noqa: F401  (re-exported)
+    LoweringContext,
+    inline,
+    lowering_rules,
+)
 from jaxlite.core import ClosedJaxpr, Literal, _Namer, impl_rules
-
-lowering_rules: dict = {}
-
-_GENERATED_MODULE = "jaxlite.backend.generated"
-# NumPy's floating-point warnings (nan, inf, overflow) are not JAX's behaviour: JAX
-# computes IEEE results silently, and the debug_nans mode checks values explicitly.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"jaxlite\.")
+from jaxlite.util import quiet_fp, restore_fp
 
 
-class LoweringContext:
-    """Collects the globals (functions, constants) the generated source refers to.
+def _buffer_plan(jaxpr, ufuncs):
+    """Which values die where. `ufuncs[i]`: whether equation i is one elementwise
+    ufunc call (it keeps no view of its operands).
 
-    While a lowering rule runs, `eqn` is the equation it lowers: its `invars` and
-    `outvars` carry the avals, so a rule can specialise the code it emits to the
-    shapes and dtypes (the executable only ever receives values of those avals).
+    Returns `dying`, for each equation the variables used there for the last time
+    that may be overwritten (never those returned, nor those read by an equation that
+    is not a ufunc: it might keep a view of them), and `dead`, for each equation the
+    variables that are unused after it and not returned (its own unused outputs
+    included): the generated code deletes them there, so that an intermediate is
+    freed as soon as it is dead, as XLA frees buffers, not when the function returns.
     """
-
-    def __init__(self):
-        self.namespace = {"np": np, "__name__": _GENERATED_MODULE}
-        self._ids = {}
-        self.eqn = None
-        # A rule sets this when its expression always returns a new array of the
-        # output's aval (e.g. a bare `np.matmul`), which later ufuncs may write into.
-        self.fresh_output = False
-
-    def avals_in(self):
-        """The avals of the inputs of the equation being lowered."""
-        return [x.aval for x in self.eqn.invars]
-
-    def add_global(self, obj, hint="g"):
-        key = id(obj)
-        name = self._ids.get(key)
-        if name is None:
-            name = f"_{hint}{len(self._ids)}"
-            self._ids[key] = name
-            self.namespace[name] = obj
-        return name
-
-
-_UFUNC_TEMPLATE = re.compile(r"np\.(\w+)\(\{\}(?:, \{\})*\)")
-
-
-def inline(template):
-    """A lowering rule for a single-output primitive: `template.format(*input_names)`.
-
-    A template that is just a NumPy ufunc of the inputs (`"np.add({}, {})"`) is marked
-    `rule.ufunc`, so the compiler may add `out=` to reuse a dying operand's buffer."""
-
-    def rule(ctx, *args, **params):
-        return template.format(*args, **params)
-
-    match = _UFUNC_TEMPLATE.fullmatch(template)
-    rule.ufunc = match is not None and isinstance(
-        getattr(np, match.group(1), None), np.ufunc
-    )
-    return rule
-
-
-def _buffer_plan(jaxpr):
-    """For each equation index, the variables used there for the last time, and the
-    variables that may never be overwritten: those returned, and those read by any
-    equation that is not an elementwise ufunc (it might keep a view of them)."""
     dying = [[] for _ in jaxpr.eqns]
+    dead = [[] for _ in jaxpr.eqns]
     last_use = {}
-    pinned = {v for v in jaxpr.outvars if type(v) is not Literal}
+    returned = {v for v in jaxpr.outvars if type(v) is not Literal}
+    pinned = set(returned)
     for i, eqn in enumerate(jaxpr.eqns):
-        is_ufunc = getattr(lowering_rules.get(eqn.primitive), "ufunc", False)
         for x in eqn.invars:
             if type(x) is not Literal:
                 last_use[x] = i
-                if not is_ufunc or eqn.primitive.multiple_results:
+                if not ufuncs[i]:
                     pinned.add(x)
+        for v in eqn.outvars:
+            last_use.setdefault(v, i)  # never read: dead where it is made
+    consts = set(jaxpr.constvars)
     for v, i in last_use.items():
         if v not in pinned:
             dying[i].append(v)
-    return dying
+        if v not in returned and v not in consts:
+            dead[i].append(v)
+    return dying, dead
 
 
 def _reusable_operand(eqn, dying, owned):
@@ -119,18 +92,46 @@ def _reusable_operand(eqn, dying, owned):
     return None
 
 
+def _laid_out(value):
+    return real_buffer(value, "an output of a compiled function")
+
+
+def _const_values(jaxpr, closed):
+    """For each output, its constant's value if it is a constvar, else None."""
+    consts = dict(zip(jaxpr.constvars, closed.consts))
+    return [consts.get(v) if type(v) is not Literal else None for v in jaxpr.outvars]
+
+
+def _real(v, const):
+    """Whether output `v` is known not to be a broadcast view: a 0-d value, or a
+    constant that is not one."""
+    if not getattr(v.aval, "shape", ()):
+        return True
+    return const is not None and not is_stretched(np.asarray(const))
+
+
 class Executable:
-    """A compiled jaxpr: call it with NumPy values (constants excluded), get a list."""
+    """A compiled jaxpr: call it with NumPy values (constants excluded), get a list.
 
-    __slots__ = ("fun", "source", "closed")
+    `entry` (what calling the Executable runs) is `fun` with NumPy's errors ignored
+    (`util.quiet_fp`, what `np.errstate(all="ignore")` does): NumPy's floating-point warnings (0/0, log(0),
+    overflow, invalid casts) are not JAX's behaviour, which computes the IEEE results
+    silently (debug_nans checks values explicitly). The state is NumPy's, per thread
+    and local to the call, so the user's own NumPy code is unaffected. `fun` itself
+    is for generated code that calls this one (a loop body, a branch), already inside
+    its caller's `errstate`.
+    """
 
-    def __init__(self, fun, source, closed):
+    __slots__ = ("fun", "entry", "source", "closed")
+
+    def __init__(self, fun, entry, source, closed):
         self.fun = fun
+        self.entry = entry
         self.source = source
         self.closed = closed
 
     def __call__(self, *args):
-        return self.fun(*args)
+        return self.entry(*args)
 
 
 def compile(closed: ClosedJaxpr, name="jaxpr_fun") -> Executable:
@@ -143,7 +144,7 @@ def compile(closed: ClosedJaxpr, name="jaxpr_fun") -> Executable:
 
 def _compile(closed, name):
     jaxpr = closed.jaxpr
-    ctx = LoweringContext()
+    ctx = LoweringContext(compile)
     jaxpr_namer = _Namer()
     for v, c in zip(jaxpr.constvars, closed.consts):
         jaxpr_namer.names[v] = ctx.add_global(np.asarray(c), "c")
@@ -166,9 +167,8 @@ def _compile(closed, name):
 
     params = ", ".join(namer(v) for v in jaxpr.invars)
     lines = [f"def {name}({params}):"]
-    dying = _buffer_plan(jaxpr)
-    owned = set()  # variables holding buffers this function allocated
-    for i, eqn in enumerate(jaxpr.eqns):
+    lowered = []  # per equation: (left-hand side, expression, ufunc, fresh)
+    for eqn in jaxpr.eqns:
         args = [atom(x) for x in eqn.invars]
         outs = [namer(v) for v in eqn.outvars]
         lhs = ", ".join(outs) if outs else "_"
@@ -176,14 +176,10 @@ def _compile(closed, name):
         if rule is not None:
             ctx.eqn = eqn
             ctx.fresh_output = False
+            ctx.ufunc = getattr(rule, "ufunc", False)
             expr = rule(ctx, *args, **eqn.params)
-            if getattr(rule, "ufunc", False) and not eqn.primitive.multiple_results:
-                target = _reusable_operand(eqn, dying[i], owned)
-                if target is not None:
-                    expr = f"{expr[:-1]}, out={namer(target)})"
-                ctx.fresh_output = True
-            if ctx.fresh_output and len(eqn.outvars) == 1:
-                owned.add(eqn.outvars[0])
+            ufunc = ctx.ufunc and not eqn.primitive.multiple_results
+            fresh = (ctx.fresh_output or ufunc) and len(eqn.outvars) == 1
             if eqn.primitive.multiple_results:
                 lhs = lhs + "," if len(outs) == 1 else lhs
                 lhs = "_" if not outs else lhs
@@ -192,9 +188,47 @@ def _compile(closed, name):
             fn = ctx.add_global(impl, eqn.primitive.name.replace("-", "_"))
             expr = f"{fn}({', '.join(args)})"
             lhs = "_" if not outs else lhs + ","
+            ufunc = fresh = False
+        lowered.append((lhs, expr, ufunc, fresh))
+    dying, dead = _buffer_plan(jaxpr, [ufunc for _, _, ufunc, _ in lowered])
+    owned = set()  # variables holding buffers this function allocated
+    for i, (eqn, (lhs, expr, ufunc, fresh)) in enumerate(zip(jaxpr.eqns, lowered)):
+        if ufunc:
+            target = _reusable_operand(eqn, dying[i], owned)
+            if target is not None:
+                expr = f"{expr[:-1]}, out={namer(target)})"
+        if fresh:
+            owned.add(eqn.outvars[0])
         lines.append(f"    {lhs} = {expr}")
-    outs = ", ".join(atom(v) for v in jaxpr.outvars)
-    lines.append(f"    return [{outs}]")
+        if dead[i]:
+            lines.append(f"    del {', '.join(namer(v) for v in dead[i])}")
+    inputs = set(jaxpr.invars)
+    laid_out = None
+    results = []
+    for v, c in zip(jaxpr.outvars, _const_values(jaxpr, closed)):
+        out = atom(v)
+        if not (type(v) is Literal or v in owned or v in inputs or _real(v, c)):
+            laid_out = laid_out or ctx.add_global(_laid_out, "laid_out")
+            out = f"{laid_out}({out})"
+        results.append(out)
+    lines.append(f"    return [{', '.join(results)}]")
+    # The entry point: NumPy's floating-point warnings off (see `Executable`). It
+    # calls `name` by a global that no variable can shadow (theirs have no "_").
+    entry = f"{name}_entry"
+    lines += [
+        "",
+        f"_fun = {name}",
+        "",
+        "",
+        f"def {entry}({params}):",
+        "    token = _quiet_fp()",
+        "    try:",
+        f"        return _fun({params})",
+        "    finally:",
+        "        _restore_fp(token)",
+    ]
     source = "\n".join(lines) + "\n"
+    ctx.namespace.update(_quiet_fp=quiet_fp, _restore_fp=restore_fp)
     exec(builtins.compile(source, f"<jaxlite:{name}>", "exec"), ctx.namespace)
-    return Executable(ctx.namespace[name], source, closed)
+    namespace = ctx.namespace
+    return Executable(namespace[name], namespace[entry], source, closed)

@@ -20,8 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite import dtypes
-from jaxlite.backend import lowering_rules
-from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
     Array,
     Literal,
@@ -41,6 +39,8 @@ from jaxlite.interpreters.partial_eval import (
     JaxprTracer,
     closure_call_primitives,
     convert_closure,
+    hoist_consts,
+    trace_to_jaxpr,
 )
 from jaxlite.util import safe_map, safe_zip
 
@@ -89,12 +89,45 @@ def zeros_like_aval(aval):
     """Zeros of type `aval` (weak type included); staged under a jaxpr trace."""
     if aval.dtype == dtypes.float0:
         return Array(np.zeros(aval.shape, dtypes.float0))
-    zero = Array(np.zeros((), aval.dtype), aval.weak_type)
-    if not aval.shape:
-        return zero
-    from jaxlite import lax
+    return full_like_aval(aval, 0)
 
-    return lax.broadcast_in_dim(zero, aval.shape, ())
+
+def full_like_aval(aval, fill_value):
+    """An array of type `aval` (weak type included) filled with `fill_value` (ones
+    to seed a gradient); staged under a jaxpr trace."""
+    scalar = Array(np.array(fill_value, aval.dtype), aval.weak_type)
+    if not aval.shape:
+        return scalar
+    from jaxlite import lax  # lazy, as JAX: lax (above) builds on this module
+
+    return lax.broadcast_in_dim(scalar, aval.shape, ())
+
+
+def convert_to_aval(x, aval):
+    """`x` with `aval`'s dtype and weak type (a `convert_element_type` equation
+    unless it has them already)."""
+    x_aval = get_aval(x)
+    if x_aval.dtype == aval.dtype and x_aval.weak_type == aval.weak_type:
+        return x
+    from jaxlite import lax  # lazy, as JAX: lax (above) builds on this module
+
+    return lax.convert_element_type_p.bind(
+        x, new_dtype=aval.dtype, weak_type=aval.weak_type
+    )
+
+
+def reshape(x, shape):
+    """`x` reshaped to `shape` (Jacobian blocks of a flat basis)."""
+    from jaxlite import lax  # lazy, as JAX: lax (above) builds on this module
+
+    return lax.reshape(x, tuple(shape))
+
+
+def slice_in_dim(x, start, stop, axis):
+    """`x[start:stop]` along `axis` (one input's or output's block of a Jacobian)."""
+    from jaxlite import lax  # lazy, as JAX: lax (above) builds on this module
+
+    return lax.slice_in_dim(x, start, stop, axis=axis)
 
 
 def instantiate(t):
@@ -134,7 +167,7 @@ impl_rules[add_any_p] = lambda x, y: [np.add(x, y)]
 abstract_eval_rules[add_any_p] = _add_any_abstract
 jvp_rules[add_any_p] = _add_any_jvp
 transpose_rules[add_any_p] = _add_any_transpose
-lowering_rules[add_any_p] = inline("np.add({}, {})")
+# Its lowering is registered by the backend (backend/__init__.py), a layer above.
 batching.batch_rules[add_any_p] = _add_any_batch
 
 
@@ -230,6 +263,47 @@ def jvp_flat(fun, primals, tangents):
         tangent_outs.append(t)
     trace.is_live = False
     return primal_outs, tangent_outs
+
+
+def jvp_jaxpr(closed, nonzeros, instantiate):
+    """The JVP of a body, as a jaxpr.
+
+    Inputs: the primals, then the tangents where `nonzeros` is True. Outputs: the primal
+    outputs, then the nonzero tangents. An output tangent is nonzero when it depends on
+    an input tangent, or when `instantiate` asks for it (zeros are then materialised).
+    Returns `(jaxpr, consts, out_nonzeros)`: as in `hoist_consts`, the first invars of
+    `jaxpr` stand for `consts`, values the JVP closes over (those of a `jit` or a
+    custom JVP rule called in the body), to be passed as operands.
+    """
+    from jaxlite.core import jaxpr_as_fun
+
+    in_avals = closed.in_avals
+    t_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz]
+    n = len(in_avals)
+    box = []
+
+    def fun(*args):
+        primals, nz_tangents = args[:n], iter(args[n:])
+        tangents = [
+            next(nz_tangents) if nz else Zero(tangent_aval(a))
+            for a, nz in zip(in_avals, nonzeros)
+        ]
+        outs, out_tangents = jvp_flat(jaxpr_as_fun(closed), list(primals), tangents)
+        out_nz, kept = [], []
+        for o, t, inst in zip(outs, out_tangents, instantiate):
+            if not dtypes.issubdtype(get_aval(o).dtype, np.inexact):
+                out_nz.append(False)
+                continue
+            if type(t) is Zero and inst:
+                t = zeros_like_aval(t.aval)
+            out_nz.append(type(t) is not Zero)
+            if type(t) is not Zero:
+                kept.append(t)
+        box.append(out_nz)
+        return [*outs, *kept]
+
+    jaxpr, consts = hoist_consts(trace_to_jaxpr(fun, [*in_avals, *t_avals]))
+    return jaxpr, consts, box[0]
 
 
 # ----------------------------------------------------------------------------------------
@@ -417,7 +491,7 @@ def _forward_into(trace, value):
     """A tracer of `trace` equal to the known `value` (it becomes a residual)."""
     var = trace.to_atom(value)
     if type(var) is Literal:
-        from jaxlite import lax
+        from jaxlite import lax  # lazy, as JAX: lax (above) builds on this module
 
         return lax.convert_element_type_p.bind(
             value, new_dtype=var.aval.dtype, weak_type=var.aval.weak_type

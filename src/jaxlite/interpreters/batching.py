@@ -39,6 +39,7 @@ from jaxlite.core import (
 from jaxlite.interpreters.partial_eval import (
     closure_call_primitives,
     convert_closure,
+    hoist_consts,
     trace_to_jaxpr,
 )
 from jaxlite.util import safe_map, safe_zip
@@ -215,7 +216,7 @@ class BatchTrace(Trace):
 
 
 def moveaxis(x, src, dst):
-    from jaxlite import lax
+    from jaxlite import lax  # lazy, as JAX: lax (above) builds on this module
 
     ndim = np.ndim(x)
     dst = dst % ndim
@@ -228,7 +229,7 @@ def moveaxis(x, src, dst):
 
 def bdim_at_front(x, bdim, size):
     """`x` with its batch axis first; an unbatched `x` is broadcast to `size`."""
-    from jaxlite import lax
+    from jaxlite import lax  # lazy, as JAX: lax (above) builds on this module
 
     if bdim is not_mapped:
         shape = np.shape(x)
@@ -260,7 +261,7 @@ def defvectorized(prim):
 
 def broadcast_batched_operands(vals, dims):
     """Batch axes to the front; give every operand the full rank lax needs."""
-    from jaxlite import lax
+    from jaxlite import lax  # lazy, as JAX: lax (above) builds on this module
 
     ranks = [np.ndim(v) - (d is not not_mapped) for v, d in zip(vals, dims)]
     rank = max(ranks)
@@ -347,6 +348,18 @@ def batch_jaxpr(closed: ClosedJaxpr, axis_size, in_dims, out_dims_wanted=None):
 
     batched = trace_to_jaxpr(fun, in_avals)
     return batched, out_dims_box[0]
+
+
+def batch_body(closed, axis_size, in_dims, out_batched=None):
+    """`closed` vectorised over a batch: inputs batched at `in_dims` (or not_mapped),
+    outputs at axis 0 or not_mapped (forced to 0 where `out_batched` says True).
+
+    Returns `(jaxpr, consts, out_batched)`; `consts` are values the batched body needs
+    (its first invars), as `hoist_consts` makes them.
+    """
+    batched, out_dims = batch_jaxpr(closed, axis_size, in_dims, out_batched)
+    jaxpr, consts = hoist_consts(batched)
+    return jaxpr, consts, [d is not not_mapped for d in out_dims]
 
 
 def batch_jaxpr_rule(prim):

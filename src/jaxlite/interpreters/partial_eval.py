@@ -14,6 +14,10 @@ it was opened under may become its constants).
 Tracer constants of a staged call (a `jit` or `checkpoint` closing over an enclosing
 transformation's values) are made explicit operands by `convert_closure`, so the
 enclosing transformation sees them.
+
+The last section holds small operations on whole jaxprs (constants as operands, pruning
+outputs and inputs, reordering them), which control-flow rules and the loop compiler
+use to rebuild the bodies they hold.
 """
 
 from __future__ import annotations
@@ -37,11 +41,14 @@ from jaxlite.core import (
     Var,
     abstract_eval,
     current_trace,
+    dce_jaxpr,
     eval_trace,
+    get_aval,
     join_effects,
     set_current_trace,
 )
 from jaxlite.errors import UnexpectedTracerError
+from jaxlite.util import fun_sourceinfo, safe_zip
 
 
 class DebugInfo:
@@ -57,12 +64,7 @@ class DebugInfo:
 
 def debug_info(fun, what, args=None, kwargs=None, static_argnums=()):
     """A `DebugInfo` naming `fun` by name and source location, and its flat arguments."""
-    name = getattr(fun, "__name__", None) or type(fun).__name__
-    try:
-        code = fun.__code__
-        name = f"{name} at {code.co_filename}:{code.co_firstlineno}"
-    except AttributeError:
-        pass
+    name = fun_sourceinfo(fun)
     arg_names = None
     if args is not None:
         arg_names = _flat_arg_names(fun, args, kwargs or {}, static_argnums)
@@ -90,15 +92,17 @@ def _flat_arg_names(fun, args, kwargs, static_argnums):
 
 
 class JaxprTracer(Tracer):
-    __slots__ = ("var",)
+    # `_var`, not `var`: a public attribute would hide the Array method of that
+    # name (`x.var()` under jit).
+    __slots__ = ("_var",)
 
     def __init__(self, trace, var):
         self._trace = trace
-        self.var = var
+        self._var = var
 
     @property
     def aval(self):
-        return self.var.aval
+        return self._var.aval
 
 
 class DynamicJaxprTrace(Trace):
@@ -136,7 +140,7 @@ class DynamicJaxprTrace(Trace):
         """The Var or Literal standing for `x` in the jaxpr being built."""
         if isinstance(x, Tracer):
             if x._trace is self:
-                return x.var
+                return x._var
             if not x._trace.is_live or not self._is_ancestor(x._trace):
                 raise UnexpectedTracerError.escaped(x)
             return self._constvar(x, x.aval)
@@ -200,7 +204,7 @@ class DynamicJaxprTrace(Trace):
             return ""
         msg = f"The error occurred while tracing the function {info.func_name} for "
         msg += f"{info.what}."
-        names = self._input_names(getattr(tracer, "var", None))
+        names = self._input_names(getattr(tracer, "_var", None))
         if names:
             plural = "s" if len(names) > 1 else ""
             msg += (
@@ -310,5 +314,110 @@ def abstractify(x) -> ShapedArray:
         x, (np.ndarray, np.generic)
     ):
         dtype, weak = dtypes.dtype_and_weak(x)
+        if not dtypes._is_supported(dtype):  # object, string, datetime, structured
+            raise TypeError(
+                f"Dtype {dtype} is not a valid JAX array type. Only arrays of numeric "
+                "types are supported by JAX."
+            )
         return ShapedArray(np.shape(x), dtype, weak)
     raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+
+
+# ----------------------------------------------------------------------------------------
+# Operations on whole jaxprs. The jaxprs held by control-flow equations have no
+# constvars: what a body closes over is passed as leading operands. Every function
+# that makes a new body by tracing (`trace_body`, `jvp_jaxpr`, `batch_body`, the
+# transposes) hoists its constants that way; a body that calls a `jit` or a custom
+# derivative rule closing over an array gets such constants when it is transformed.
+# The operations below that rebuild a jaxpr keep any constants it has.
+
+
+def hoist_consts(closed):
+    """`(jaxpr without constvars, consts)`: constvars become the first invars."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return closed, []
+    new = Jaxpr([], [*j.constvars, *j.invars], j.outvars, j.eqns, j.effects)
+    return ClosedJaxpr(new, []), list(closed.consts)
+
+
+def make_closed(invars, outvars, eqns):
+    return ClosedJaxpr(Jaxpr([], invars, outvars, eqns), [])
+
+
+def _rebuild(closed, invars, outvars, eqns, constvars=None):
+    """A jaxpr made from parts of `closed`, keeping its constants (those of
+    `constvars`, when given, a subset of its constvars)."""
+    j = closed.jaxpr
+    if constvars is None or len(constvars) == len(j.constvars):
+        return ClosedJaxpr(Jaxpr(j.constvars, invars, outvars, eqns), closed.consts)
+    kept = set(constvars)
+    consts = [c for v, c in zip(j.constvars, closed.consts) if v in kept]
+    return ClosedJaxpr(Jaxpr(list(constvars), invars, outvars, eqns), consts)
+
+
+def forwarding(closed):
+    """For each output, the index of the input it returns unchanged, else None."""
+    index = {v: i for i, v in enumerate(closed.jaxpr.invars)}
+    return [index.get(v) if type(v) is Var else None for v in closed.jaxpr.outvars]
+
+
+def prune_outputs(closed, keep):
+    """`closed` with only the outputs where `keep` is True (dead equations removed,
+    effectful ones kept)."""
+    if all(keep):
+        return closed
+    new, _ = dce_jaxpr(closed.jaxpr, list(keep))
+    return _rebuild(closed, closed.jaxpr.invars, new.outvars, new.eqns, new.constvars)
+
+
+def dce_closed(closed, used_outputs):
+    """`(jaxpr computing only the used outputs, used_inputs)`; invars are kept."""
+    new, used_inputs = dce_jaxpr(closed.jaxpr, list(used_outputs))
+    pruned = _rebuild(closed, closed.jaxpr.invars, new.outvars, new.eqns, new.constvars)
+    return pruned, used_inputs
+
+
+def select_invars(closed, keep):
+    """`closed` with only the invars where `keep` is True (the others must be unused)."""
+    j = closed.jaxpr
+    invars = [v for v, k in safe_zip(j.invars, keep) if k]
+    return _rebuild(closed, invars, j.outvars, j.eqns)
+
+
+def add_invars(closed, avals, position):
+    """`closed` taking extra unused inputs of `avals` at `position`."""
+    j = closed.jaxpr
+    new = [Var(a) for a in avals]
+    invars = [*j.invars[:position], *new, *j.invars[position:]]
+    return _rebuild(closed, invars, j.outvars, j.eqns)
+
+
+def permute(closed, in_order=None, out_order=None):
+    """`closed` with invars and/or outvars reordered: `in_order[i]` is the old index
+    of the new i-th input."""
+    j = closed.jaxpr
+    invars = j.invars if in_order is None else [j.invars[i] for i in in_order]
+    outvars = j.outvars if out_order is None else [j.outvars[i] for i in out_order]
+    return _rebuild(closed, invars, outvars, j.eqns)
+
+
+def merge_branch_consts(jaxprs, consts_lists):
+    """Give every branch all the branches' consts (first, deduplicated by identity), as
+    JAX's cond does, so that one list of operands serves every branch."""
+    if not any(consts_lists):
+        return list(jaxprs), []
+    merged, index = [], {}
+    for consts in consts_lists:
+        for c in consts:
+            if id(c) not in index:
+                index[id(c)] = len(merged)
+                merged.append(c)
+    out = []
+    for closed, consts in safe_zip(jaxprs, consts_lists):
+        j = closed.jaxpr
+        own = dict(zip([index[id(c)] for c in consts], j.invars[: len(consts)]))
+        const_vars = [own.get(i) or Var(get_aval(c)) for i, c in enumerate(merged)]
+        invars = [*const_vars, *j.invars[len(consts) :]]
+        out.append(_rebuild(closed, invars, j.outvars, j.eqns))
+    return out, merged

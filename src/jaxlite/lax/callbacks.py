@@ -7,7 +7,9 @@ lowering time. That host function hands the user read-only NumPy arrays sharing 
 with jaxlite's buffers (no copies), makes the eval trace current while the user's code
 runs (so the callback may itself call jaxlite), checks the result against the declared
 `result_shape_dtypes` (pytree structure, shapes, dtypes, 64-bit values canonicalised)
-and returns the arrays without copying. An exception raised by the user's function
+and returns values that no one else can write: an Array the callback returns, or one of
+its arguments or a read-only view of one, is used as it is; any other array is copied,
+since the callback may keep it and write it later. An exception raised by the user's function
 propagates unchanged, with a note naming the callback.
 
 The four primitives differ in their effects, and hence in what the transformations may
@@ -33,6 +35,7 @@ import warnings
 import numpy as np
 
 from jaxlite import dtypes, effects, errors, tree_util
+from jaxlite.array import owned_buffer
 from jaxlite.backend import lowering_rules
 from jaxlite.core import (
     Array,
@@ -240,7 +243,7 @@ def _structure_difference(declared, actual, path="the top level"):
 
 
 def _declared_pytree(result_tree, result_avals):
-    from jaxlite.api import ShapeDtypeStruct
+    from jaxlite.core import ShapeDtypeStruct
 
     sds = [ShapeDtypeStruct(a.shape, a.dtype) for a in result_avals]
     return tree_util.tree_unflatten(result_tree, sds)
@@ -257,7 +260,8 @@ def _result_error(msg, cb, result_avals):
 
 
 def _as_result_leaf(r):
-    """A returned leaf as a NumPy value in its canonical dtype (no copy when possible)."""
+    """A returned leaf as a NumPy value in its canonical dtype (no copy yet: the checked
+    value of anything but an Array goes through `owned_buffer`)."""
     t = type(r)
     if t is Array:
         return r._value
@@ -271,8 +275,9 @@ def _as_result_leaf(r):
     return v
 
 
-def _check_result(cb, result_avals, result):
-    """The flat, checked outputs of a callback that returned `result`."""
+def _check_result(cb, result_avals, result, args=()):
+    """The flat, checked outputs of a callback that returned `result` when called on
+    `args` (jaxlite's buffers: a result viewing them is not copied)."""
     leaves, tree = tree_util.tree_flatten(result)
     diff = None
     if tree != cb.result_tree:
@@ -306,50 +311,43 @@ def _check_result(cb, result_avals, result):
                 cb,
                 result_avals,
             )
-        if type(v) is np.ndarray and v.flags.writeable:
-            v = v.view()
-            v.flags.writeable = False
-        outs.append(v)
+        outs.append(v if type(r) is Array else owned_buffer(v, r, args))
     return outs
 
 
-def _fast_result(r, aval):
-    """`r` if it is already a NumPy value of `aval`'s shape and dtype, else None."""
+def _fast_result(r, aval, args):
+    """`r` (or its copy, see `owned_buffer`) if it is already a NumPy value of `aval`'s
+    shape and dtype, else None."""
     t = type(r)
     if t is np.ndarray:
         if r.shape == aval.shape and r.dtype == aval.dtype:
-            if r.flags.writeable:
-                r = r.view()
-                r.flags.writeable = False
-            return r
+            return owned_buffer(r, r, args)
     elif t is aval.dtype.type and not aval.shape:
         return r
     return None
 
 
 def _result_checker(cb, result_avals):
-    """`check(result) -> list of outputs`, with a fast path for one array."""
+    """`check(result, args) -> list of outputs`, with a fast path for one array
+    (`args`: the values the callback was called on)."""
     if len(result_avals) == 1 and cb.result_tree.num_nodes == 1:
         (aval,) = result_avals
         shape, dtype = aval.shape, aval.dtype
         scalar_type = dtype.type if not shape else None
 
-        def check_one(r):
+        def check_one(r, args):
             t = type(r)
             if t is np.ndarray:
                 if r.shape == shape and r.dtype == dtype:
-                    if r.flags.writeable:
-                        r = r.view()
-                        r.flags.writeable = False
-                    return [r]
+                    return [owned_buffer(r, r, args)]
             elif t is scalar_type:
                 return [r]
-            return _check_result(cb, result_avals, r)
+            return _check_result(cb, result_avals, r, args)
 
         return check_one
 
-    def check(r):
-        return _check_result(cb, result_avals, r)
+    def check(r, args):
+        return _check_result(cb, result_avals, r, args)
 
     return check
 
@@ -471,26 +469,26 @@ def _build_host_fn(cb, result_avals):
             if type(v) is np.ndarray and v.flags.writeable:
                 v.flags.writeable = False
             if _state.trace is not eval_trace:
-                return check(call_in_eval_trace([v]))
+                return check(call_in_eval_trace([v]), (v,))
             try:
                 r = fn(v)
             except BaseException as e:
                 _add_note(e, fn, what)
                 raise
-            return check(r)
+            return check(r, (v,))
 
         return host_one
 
     def host(*vals):
         vals = [_readonly(v) for v in vals]
         if _state.trace is not eval_trace:
-            return check(call_in_eval_trace(vals))
+            return check(call_in_eval_trace(vals), vals)
         try:
             r = fn(*vals) if positional else cb.call(vals)
         except BaseException as e:
             _add_note(e, fn, what)
             raise
-        return check(r)
+        return check(r, vals)
 
     return host
 
@@ -900,7 +898,7 @@ _SIMPLE_SPEC_TYPES = (np.ndarray, np.generic, Array, Tracer)
 
 def _result_avals(result_shape_dtypes, what):
     """(flat ShapedArrays, PyTreeDef) of a `result_shape_dtypes` pytree."""
-    from jaxlite.api import ShapeDtypeStruct
+    from jaxlite.core import ShapeDtypeStruct
 
     if type(result_shape_dtypes) is ShapeDtypeStruct or isinstance(
         result_shape_dtypes, _SIMPLE_SPEC_TYPES
@@ -948,18 +946,21 @@ def _flatten_args(args, kwargs):
 
 def _call_eagerly(cb, result_avals, leaves):
     """Run a callback right away (the eval trace is current): call the user's function
-    on read-only NumPy values and wrap its checked results as Arrays, no copies."""
+    on read-only NumPy values and wrap its checked, owned results as Arrays."""
     vals = [_eager_value(x) for x in leaves]
     try:
         r = cb.callback_func(*vals) if cb._positional else cb.call(vals)
     except BaseException as e:
         _add_note(e, cb.callback_func, cb.what)
         raise
+    # The buffers of Array arguments are jaxlite's: a result viewing them stays a view.
+    # A NumPy argument arrives as a view of the caller's array, which is not.
+    private = [v for x, v in zip(leaves, vals) if type(x) is Array]
     if len(result_avals) == 1 and cb.result_tree is _LEAF_TREE:
-        out = _fast_result(r, result_avals[0])
+        out = _fast_result(r, result_avals[0], private)
         if out is not None:
             return [Array(out)]
-    return [Array(o) for o in _check_result(cb, result_avals, r)]
+    return [Array(o) for o in _check_result(cb, result_avals, r, private)]
 
 
 def _callback(prim, what, callback, result_shape_dtypes, args, kwargs, make_params):

@@ -16,8 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from jaxlite import backend, dtypes, tree_util
+from jaxlite import dtypes, tree_util
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.loops import cond_lowering, derived
 from jaxlite.config import config
 from jaxlite.core import (
     Jaxpr,
@@ -30,14 +31,22 @@ from jaxlite.core import (
     eval_jaxpr,
     get_aval,
     impl_rules,
+    jaxpr_as_fun,
     join_effects,
     set_current_trace,
 )
 from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import partial_eval as pe
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.interpreters.partial_eval import trace_to_jaxpr
 from jaxlite.lax import control_flow as cf
-from jaxlite.lax.elementwise import clamp, convert_element_type, select_n
+from jaxlite.lax.elementwise import (
+    clamp,
+    convert_element_type,
+    eq,
+    select_n,
+    stop_gradient,
+)
 from jaxlite.lax.structural import broadcast_in_dim
 from jaxlite.util import merge_lists, safe_zip
 
@@ -108,7 +117,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_no_operand):
         false_tree,
         false_avals,
     )
-    (true_jaxpr, false_jaxpr), consts = cf.merge_branch_consts(
+    (true_jaxpr, false_jaxpr), consts = pe.merge_branch_consts(
         [true_jaxpr, false_jaxpr], [true_consts, false_consts]
     )
     index = convert_element_type(pred, np.int32)
@@ -159,7 +168,7 @@ def switch(index, branches, *operands, operand=_no_operand):
             tree,
             out_avals,
         )
-    jaxprs, consts = cf.merge_branch_consts(
+    jaxprs, consts = pe.merge_branch_consts(
         [t[0] for t in traced], [t[1] for t in traced]
     )
     outs = _bind_forwarding(index, jaxprs, [*consts, *leaves])
@@ -180,16 +189,16 @@ def _single_operand(operand, operands):
 def _bind_forwarding(index, jaxprs, args):
     """Bind `cond`; outputs that every branch returns straight from the same input are
     not passed through the equation (JAX does the same, so jaxprs print alike)."""
-    branches, in_fwd = cf.derived(jaxprs, "cond forwarding", lambda: _forward(jaxprs))
+    branches, in_fwd = derived(jaxprs, "cond forwarding", lambda: _forward(jaxprs))
     outs = iter(cond_p.bind(index, *args, branches=branches))
     return [next(outs) if f is None else cf.as_value(args[f]) for f in in_fwd]
 
 
 def _forward(jaxprs):
-    fwds = [cf.forwarding(j) for j in jaxprs]
+    fwds = [pe.forwarding(j) for j in jaxprs]
     in_fwd = [f[0] if len(set(f)) == 1 else None for f in unsafe_zip(*fwds)]
     keep = [f is None for f in in_fwd]
-    return tuple(cf.prune_outputs(j, keep) for j in jaxprs), in_fwd
+    return tuple(pe.prune_outputs(j, keep) for j in jaxprs), in_fwd
 
 
 # ----------------------------------------------------------------------------------------
@@ -218,24 +227,19 @@ def _cond_abstract(index, *avals, branches):
     return outs, join_effects(*(b.effects for b in branches))
 
 
-def _cond_lowering(ctx, index, *args, branches):
-    fns = tuple(backend.compile(b).fun for b in branches)
-    name = ctx.add_global(fns, "cond")
-    return f"{name}[{index}]({', '.join(args)})"
-
-
 def _cond_jvp(primals, tangents, *, branches):
     index, ops = primals[0], primals[1:]
     nonzeros = [cf.tangent_nonzero(p, t) for p, t in zip(ops, tangents[1:])]
     out_avals = branches[0].out_avals
-    first = [cf.jvp_jaxpr(b, nonzeros, [False] * len(out_avals)) for b in branches]
-    out_nz = [any(nz) for nz in unsafe_zip(*(f[1] for f in first))] if out_avals else []
+    first = [ad.jvp_jaxpr(b, nonzeros, [False] * len(out_avals)) for b in branches]
+    out_nz = [any(nz) for nz in unsafe_zip(*(f[2] for f in first))] if out_avals else []
     jvps = [
-        j if nz == out_nz else cf.jvp_jaxpr(b, nonzeros, out_nz)[0]
-        for b, (j, nz) in zip(branches, first)
+        f if f[2] == out_nz else ad.jvp_jaxpr(b, nonzeros, out_nz)
+        for b, f in zip(branches, first)
     ]
+    jvps, consts = pe.merge_branch_consts([j[0] for j in jvps], [j[1] for j in jvps])
     ts = [t for t, nz in zip(tangents[1:], nonzeros) if nz]
-    outs = cond_p.bind(index, *ops, *ts, branches=tuple(jvps))
+    outs = cond_p.bind(index, *consts, *ops, *ts, branches=tuple(jvps))
     n = len(out_avals)
     out_ts = iter(outs[n:])
     return outs[:n], [
@@ -265,10 +269,10 @@ def _cond_partial_eval(trace, args, params):
     slots, owned = _residual_slots(res_avals)
     known, known_consts = [], []
     for (k, _, _, _), own in zip(splits, owned):
-        j, consts = cf.hoist_consts(_pad_residuals(k, n_known, slots, own))
+        j, consts = pe.hoist_consts(_pad_residuals(k, n_known, slots, own))
         known.append(j)
         known_consts.append(consts)
-    known, consts = cf.merge_branch_consts(known, known_consts)
+    known, consts = pe.merge_branch_consts(known, known_consts)
     unknown = [
         _spread_residuals(u, len(own), slots, own)
         for (_, u, _, _), own in zip(splits, owned)
@@ -313,7 +317,7 @@ def _pad_residuals(known, n_known, slots, own):
     from jaxlite.lax.constructors import full
 
     def fun(*args):
-        outs = cf.jaxpr_as_fun(known)(*args)
+        outs = jaxpr_as_fun(known)(*args)
         vals = [None] * len(slots)
         for r, s in enumerate(own):
             vals[s] = outs[n_known + r]
@@ -330,7 +334,7 @@ def _spread_residuals(unknown, num_res, slots, own):
     j = unknown.jaxpr
     res_vars = dict(unsafe_zip(own, j.invars[:num_res]))
     invars = [res_vars.get(s) or Var(a) for s, a in enumerate(slots)]
-    return cf.make_closed([*invars, *j.invars[num_res:]], j.outvars, j.eqns)
+    return pe.make_closed([*invars, *j.invars[num_res:]], j.outvars, j.eqns)
 
 
 def _cond_transpose(cts, index, *args, branches):
@@ -363,10 +367,10 @@ def _cond_transpose(cts, index, *args, branches):
                 for ct, av in zip(cts_in, lin_avals)
             ]
 
-        return cf.hoist_consts(trace_to_jaxpr(fun, [*res_avals, *ct_avals]))
+        return pe.hoist_consts(trace_to_jaxpr(fun, [*res_avals, *ct_avals]))
 
     transposed = [transpose_branch(b) for b in branches]
-    jaxprs, consts = cf.merge_branch_consts(
+    jaxprs, consts = pe.merge_branch_consts(
         [t[0] for t in transposed], [t[1] for t in transposed]
     )
     given = [ct for ct in cts if type(ct) is not ad.Zero]
@@ -382,26 +386,55 @@ def _cond_batch(axis_size, vals, dims, *, branches):
         out_bat = [False] * n_out
         for b in branches:
             out_bat = [
-                x or y for x, y in zip(out_bat, cf.batch_body(b, axis_size, op_dims)[2])
+                x or y
+                for x, y in zip(out_bat, batching.batch_body(b, axis_size, op_dims)[2])
             ]
-        batched = [cf.batch_body(b, axis_size, op_dims, out_bat) for b in branches]
-        jaxprs, consts = cf.merge_branch_consts(
+        batched = [
+            batching.batch_body(b, axis_size, op_dims, out_bat) for b in branches
+        ]
+        jaxprs, consts = pe.merge_branch_consts(
             [b[0] for b in batched], [b[1] for b in batched]
         )
         outs = cond_p.bind(index, *consts, *ops, branches=tuple(jaxprs))
         return outs, [0 if b else not_mapped for b in out_bat]
-    if _has_host_calls(branches):
+    if has_host_calls(branches):
         return _batched_cond_with_effects(axis_size, vals, dims, branches)
     # A batched index: every branch runs on the whole batch, select_n picks.
     index = batching.moveaxis(index, index_dim, 0)
+    floats = [cf.is_float(get_aval(x)) for x in ops]
+    ops = [
+        batching.bdim_at_front(x, d, axis_size) if f else x
+        for x, d, f in zip(ops, op_dims, floats)
+    ]
+    op_dims = [0 if f else d for d, f in zip(op_dims, floats)]
     cases = []
-    for b in branches:
-        outs, out_dims = batching.vmap_flat(cf.jaxpr_as_fun(b), axis_size, ops, op_dims)
+    for i, b in enumerate(branches):
+        taken = eq(index, np.int32(i))
+        outs, out_dims = batching.vmap_flat(
+            jaxpr_as_fun(b), axis_size, _cut_untaken(taken, ops, floats), op_dims
+        )
         cases.append(
             [batching.bdim_at_front(o, d, axis_size) for o, d in zip(outs, out_dims)]
         )
     outs = [_select_batched(index, list(c)) for c in unsafe_zip(*cases)]
     return outs, [0] * n_out
+
+
+def _cut_untaken(taken, ops, floats):
+    """The operands of one branch, with no derivative where the branch is not taken.
+
+    The elements that do not take the branch still run it, and their outputs are then
+    dropped by `select_n`, whose transpose gives them zero cotangents. But a zero
+    cotangent times an infinite derivative is NaN (the untaken `sqrt` branch of
+    `cond(x < eps, lambda x: eps, jnp.sqrt, x)` at 0), and the chain rule would carry
+    it back to the operand. Cutting the operand's derivative where the branch is not
+    taken (`select(taken, x, stop_gradient(x))`, as JAX does) keeps that NaN inside
+    the branch, where the output selection drops it.
+    """
+    return [
+        _select_batched(taken, [stop_gradient(x), x]) if f else x
+        for x, f in zip(ops, floats)
+    ]
 
 
 def _select_batched(index, cases):
@@ -410,7 +443,7 @@ def _select_batched(index, cases):
     return select_n(which, *cases)
 
 
-def _has_host_calls(branches):
+def has_host_calls(branches):
     """Whether any branch has effects or calls the host (a pure callback has no effect
     but must still only see the elements that take its branch)."""
     from jaxlite.lax.callbacks import jaxpr_has_callbacks
@@ -442,10 +475,10 @@ def _cond_dce(used_outs, eqn):
         return [False] * len(eqn.invars), None
     pruned, used_ins = [], [False] * n_ops
     for b in branches:
-        j, used = cf.dce_closed(b, used_outs)
+        j, used = pe.dce_closed(b, used_outs)
         pruned.append(j)
         used_ins = [x or y for x, y in zip(used_ins, used)]
-    new_branches = tuple(cf.select_invars(j, used_ins) for j in pruned)
+    new_branches = tuple(pe.select_invars(j, used_ins) for j in pruned)
     new_eqn = JaxprEqn(
         cond_p,
         [eqn.invars[0], *(x for x, u in zip(eqn.invars[1:], used_ins) if u)],
@@ -459,7 +492,7 @@ def _cond_dce(used_outs, eqn):
 cond_p = Primitive("cond", multiple_results=True)
 impl_rules[cond_p] = _cond_impl
 abstract_eval_rules[cond_p] = _cond_abstract
-lowering_rules[cond_p] = _cond_lowering
+lowering_rules[cond_p] = cond_lowering
 ad.jvp_rules[cond_p] = _cond_jvp
 ad.partial_eval_rules[cond_p] = _cond_partial_eval
 ad.transpose_rules[cond_p] = _cond_transpose

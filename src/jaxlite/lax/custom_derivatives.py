@@ -1,7 +1,9 @@
 """`custom_jvp` and `custom_vjp`: functions with user-supplied derivative rules.
 
 Each call binds a higher-order primitive whose parameters are Python callables. Every
-trace decides what such a call means (`process_custom_jvp_call`/`process_custom_vjp_call`):
+trace decides what such a call means (`Trace.process_custom_jvp_call`/`_vjp_call`, which
+look up the rules this module puts in core's `custom_jvp_call_rules` and
+`custom_vjp_call_rules`, one per Trace class):
 evaluation just calls the function; a jaxpr trace records one equation holding the traced
 function; a JVP trace calls the user's rule; a batching trace vectorises the function and
 its rule together and binds again. Because reverse mode is JVP + partial evaluation +
@@ -21,8 +23,8 @@ from __future__ import annotations
 import functools
 
 from jaxlite import tree_util
-from jaxlite.backend import compile as backend_compile
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.lowering import call_lowering
 from jaxlite.core import (
     EvalTrace,
     JaxprEqn,
@@ -31,6 +33,8 @@ from jaxlite.core import (
     Var,
     _state,
     abstract_eval_rules,
+    custom_jvp_call_rules,
+    custom_vjp_call_rules,
     dce_rules,
     get_aval,
     impl_rules,
@@ -47,10 +51,7 @@ from jaxlite.interpreters.partial_eval import (
     split_tracer_consts,
     trace_to_jaxpr,
 )
-
-
-def _name(fun):
-    return getattr(fun, "__name__", type(fun).__name__)
+from jaxlite.util import fun_name
 
 
 def _resolve_args(fun, args, kwargs):
@@ -139,7 +140,7 @@ def _skip_consts_jvp(jvp, n):
     def rule(primals, tangents):
         return jvp(primals[n:], tangents[n:])
 
-    rule.__name__ = _name(jvp)
+    rule.__name__ = fun_name(jvp)
     return rule
 
 
@@ -257,7 +258,7 @@ class _BatchedCall:
             self.fix(out_dims)
             return self.conform(outs, out_dims)
 
-        fun_batched.__name__ = _name(fun)
+        fun_batched.__name__ = fun_name(fun)
         return fun_batched
 
 
@@ -282,7 +283,7 @@ def _batch_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
             call.conform(outs[m:], out_dims[m:]),
         )
 
-    jvp_batched.__name__ = _name(jvp)
+    jvp_batched.__name__ = fun_name(jvp)
     with set_current_trace(self.parent):
         outs = prim.bind(
             *vals,
@@ -294,20 +295,15 @@ def _batch_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
     return call.tracers(outs)
 
 
-EvalTrace.process_custom_jvp_call = _eval_custom_jvp
-DynamicJaxprTrace.process_custom_jvp_call = _jaxpr_custom_jvp
-JVPTrace.process_custom_jvp_call = _jvp_custom_jvp
-LinearizeTrace.process_custom_jvp_call = _linearize_custom_jvp
-BatchTrace.process_custom_jvp_call = _batch_custom_jvp
+custom_jvp_call_rules[EvalTrace] = _eval_custom_jvp
+custom_jvp_call_rules[DynamicJaxprTrace] = _jaxpr_custom_jvp
+custom_jvp_call_rules[JVPTrace] = _jvp_custom_jvp
+custom_jvp_call_rules[LinearizeTrace] = _linearize_custom_jvp
+custom_jvp_call_rules[BatchTrace] = _batch_custom_jvp
 
 
 def _custom_jvp_call_abstract(*avals, call_jaxpr, **params):
     return list(call_jaxpr.out_avals), call_jaxpr.effects
-
-
-def _custom_jvp_call_lowering(ctx, *args, call_jaxpr, **params):
-    fn = ctx.add_global(backend_compile(call_jaxpr).fun, "custom_jvp")
-    return f"{fn}({', '.join(args)})"
 
 
 def _custom_jvp_call_dce(used_outs, eqn):
@@ -324,7 +320,7 @@ def _custom_jvp_call_transpose(cts, *args, call_jaxpr, **params):
 
 
 abstract_eval_rules[custom_jvp_call_p] = _custom_jvp_call_abstract
-lowering_rules[custom_jvp_call_p] = _custom_jvp_call_lowering
+lowering_rules[custom_jvp_call_p] = call_lowering("call_jaxpr", "custom_jvp")
 dce_rules[custom_jvp_call_p] = _custom_jvp_call_dce
 ad.transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
 
@@ -375,7 +371,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
     def __call__(self, *args, **kwargs):
         if self.jvp is None:
             raise AttributeError(
-                f"No JVP defined for custom_jvp function {_name(self.fun)} using defjvp."
+                f"No JVP defined for custom_jvp function {fun_name(self.fun)} using defjvp."
             )
         args = _resolve_args(self.fun, args, kwargs)
         # Traced nondiff arguments are constants of the rule: no derivative flows
@@ -403,7 +399,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             result = self.jvp(*nd, tuple(p), tuple(t))
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
                 raise TypeError(
-                    f"Custom JVP rule {_name(self.jvp)} for function {_name(self.fun)} "
+                    f"Custom JVP rule {fun_name(self.jvp)} for function {fun_name(self.fun)} "
                     "must produce a pair (list or tuple of length two) representing "
                     f"primal and tangent outputs, but got {result}."
                 )
@@ -412,7 +408,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             t_leaves, t_tree = tree_util.tree_flatten(out_t)
             if t_tree != out_tree:
                 raise TypeError(
-                    f"Custom JVP rule {_name(self.jvp)} for function {_name(self.fun)} must "
+                    f"Custom JVP rule {fun_name(self.jvp)} for function {fun_name(self.fun)} must "
                     "produce primal and tangent outputs with equal container (pytree) "
                     f"structures, but got {out_tree} and {t_tree} respectively."
                 )
@@ -420,10 +416,10 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             out_tree_box.append(out_tree)
             return out_leaves, t_leaves
 
-        flat_jvp.__name__ = _name(self.jvp)
+        flat_jvp.__name__ = fun_name(self.jvp)
         outs = custom_jvp_call_p.bind(
             *leaves,
-            name=_name(self.fun),
+            name=fun_name(self.fun),
             fun=flat_fun,
             jvp=flat_jvp,
             symbolic_zeros=self.symbolic_zeros,
@@ -511,9 +507,9 @@ def _flatten_bwd_output(cts_in, diff_args, in_tree, in_avals):
 def _as_jax_value(x):
     if isinstance(x, Tracer) or hasattr(x, "aval"):
         return x
-    from jaxlite.numpy import asarray
+    from jaxlite.lax.structural import operand
 
-    return asarray(x)
+    return operand(x)
 
 
 def _as_jax_values(leaves):
@@ -562,7 +558,7 @@ def _skip_consts_fwd_bwd(fwd, bwd, n):
     def bwd_rule(res, cts):
         return [None] * n + list(bwd(res, cts))
 
-    fwd_rule.__name__, bwd_rule.__name__ = _name(fwd), _name(bwd)
+    fwd_rule.__name__, bwd_rule.__name__ = fun_name(fwd), fun_name(bwd)
     return fwd_rule, bwd_rule
 
 
@@ -649,7 +645,7 @@ def _batch_custom_vjp(self, prim, fun, fwd, bwd, args, name):
             cts_in.append(ct)
         return cts_in
 
-    fwd_batched.__name__, bwd_batched.__name__ = _name(fwd), _name(bwd)
+    fwd_batched.__name__, bwd_batched.__name__ = fun_name(fwd), fun_name(bwd)
     with set_current_trace(self.parent):
         outs = prim.bind(
             *vals, name=name, fun=call.fun(fun), fwd=fwd_batched, bwd=bwd_batched
@@ -665,24 +661,19 @@ def _instantiate_ct(ct, aval):
     return ct
 
 
-EvalTrace.process_custom_vjp_call = _eval_custom_vjp
-DynamicJaxprTrace.process_custom_vjp_call = _jaxpr_custom_vjp
-JVPTrace.process_custom_vjp_call = _jvp_custom_vjp
-LinearizeTrace.process_custom_vjp_call = _linearize_custom_vjp
-BatchTrace.process_custom_vjp_call = _batch_custom_vjp
+custom_vjp_call_rules[EvalTrace] = _eval_custom_vjp
+custom_vjp_call_rules[DynamicJaxprTrace] = _jaxpr_custom_vjp
+custom_vjp_call_rules[JVPTrace] = _jvp_custom_vjp
+custom_vjp_call_rules[LinearizeTrace] = _linearize_custom_vjp
+custom_vjp_call_rules[BatchTrace] = _batch_custom_vjp
 
 
 def _custom_vjp_call_abstract(*avals, call_jaxpr, **params):
     return list(call_jaxpr.out_avals), call_jaxpr.effects
 
 
-def _custom_vjp_call_lowering(ctx, *args, call_jaxpr, **params):
-    fn = ctx.add_global(backend_compile(call_jaxpr).fun, "custom_vjp")
-    return f"{fn}({', '.join(args)})"
-
-
 abstract_eval_rules[custom_vjp_call_p] = _custom_vjp_call_abstract
-lowering_rules[custom_vjp_call_p] = _custom_vjp_call_lowering
+lowering_rules[custom_vjp_call_p] = call_lowering("call_jaxpr", "custom_vjp")
 dce_rules[custom_vjp_call_p] = _custom_jvp_call_dce
 
 
@@ -734,7 +725,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
     def __call__(self, *args, **kwargs):
         if self.fwd is None:
             raise AttributeError(
-                f"No VJP defined for custom_vjp function {_name(self.fun)} using defvjp."
+                f"No VJP defined for custom_vjp function {fun_name(self.fun)} using defvjp."
             )
         args = _resolve_args(self.fun, args, kwargs)
         nondiff = {i: args[i] for i in self.nondiff_argnums}
@@ -770,12 +761,12 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         def flat_fwd(*flat):
             result = self.fwd(*rebuild(tree_util.tree_unflatten(in_tree, flat)))
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
-                fwd_name, fun_name = _name(self.fwd), _name(self.fun)
+                fwd_name, name = fun_name(self.fwd), fun_name(self.fun)
                 raise TypeError(
-                    f"Custom VJP fwd rule {fwd_name} for function {fun_name} must "
+                    f"Custom VJP fwd rule {fwd_name} for function {name} must "
                     "produce a pair (list or tuple of length two) where the first "
                     "element represents the primal output (equal to those of the "
-                    f"custom_vjp-decorated function {fun_name}) and the second element "
+                    f"custom_vjp-decorated function {name}) and the second element "
                     "represents residuals (i.e. values stored from the forward pass "
                     "for use on the backward pass), but instead of a pair the fwd rule "
                     f"{fwd_name} produced {result}."
@@ -794,8 +785,8 @@ class custom_vjp:  # noqa: N801  (JAX's name)
             return _flatten_bwd_output(cts_in, diff_args, in_tree, in_avals)
 
         in_avals = [get_aval(x) for x in leaves]
-        flat_fwd.__name__, flat_bwd.__name__ = _name(self.fwd), _name(self.bwd)
+        flat_fwd.__name__, flat_bwd.__name__ = fun_name(self.fwd), fun_name(self.bwd)
         outs = custom_vjp_call_p.bind(
-            *leaves, name=_name(self.fun), fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd
+            *leaves, name=fun_name(self.fun), fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd
         )
         return tree_util.tree_unflatten(box["out_tree"], outs)

@@ -20,6 +20,7 @@ import functools
 import numpy as np
 
 from jaxlite import dtypes
+from jaxlite.array import from_host
 from jaxlite.backend import lowering_rules
 from jaxlite.core import (
     Array,
@@ -541,7 +542,7 @@ def _operand(x):
         dtype, weak = dtypes.dtype_and_weak(x)
         return Array(np.asarray(x, dtype)[()], weak)
     if isinstance(x, (np.ndarray, np.generic)):
-        return Array(dtypes.coerce_to_array(x))
+        return from_host(x)
     return x
 
 

@@ -68,13 +68,18 @@ def lax_operands(*args):
             out.append(a)
             continue
         dtype, weak = dtypes.result_type(a, return_weak_type_flag=True)
-        if ref_dtype is not None and ref_dtype.kind in _FITS[type(a)]:
+        if ref_dtype is not None and _kind(ref_dtype) in _FITS[type(a)]:
             in_range = ref_dtype.kind not in "iu" or (
                 np.iinfo(ref_dtype).min <= a <= np.iinfo(ref_dtype).max
             )
             dtype = ref_dtype if in_range else dtype
         out.append(Array(np.asarray(a, dtype)[()], weak))
     return tuple(out)
+
+
+def _kind(dtype):
+    """NumPy's kind letter, with bfloat16 a float ("f", where NumPy says "V")."""
+    return "f" if dtypes.is_float(dtype) else dtype.kind
 
 
 def _nary(prim):
@@ -113,6 +118,27 @@ def _exp2(x):
         return out[()]
 
 
+def _exp2_lowering(ctx, x):
+    if np.dtype(ctx.avals_in()[0].dtype).kind == "c":
+        return f"{ctx.add_global(_exp2, 'exp2')}({x})"
+    ctx.ufunc = True
+    return f"np.exp2({x})"
+
+
+def _logistic_lowering(ctx, x):
+    ctx.fresh_output = True  # ufuncs of ufuncs: a new array
+    return f"np.reciprocal(np.add(np.exp(np.negative({x})), 1))"
+
+
+def _sign(x):
+    """XLA's sign: -1, 0 or 1, NaN for NaN, and a zero is returned as it is (sign of
+    -0.0 is -0.0; NumPy's is +0.0); complex x / |x|, a zero kept likewise."""
+    out = np.sign(x)
+    if x.dtype.kind in "iub":
+        return out
+    return np.where(x == 0, x, out)[()]
+
+
 def _round_half_away(x):
     return np.copysign(np.floor(np.abs(x) + 0.5), x).astype(x.dtype)
 
@@ -146,14 +172,15 @@ def _d_cbrt(t, y, x):
 
 
 _UNARY = [
-    # name, NumPy implementation, accepted dtypes, lowering, derivative
+    # name, NumPy implementation, accepted dtypes, lowering (an `inline` template or a
+    # rule of its own; None: the impl), derivative
     ("neg", np.negative, NUMBER, "np.negative({})", "linear"),
-    ("sign", np.sign, NUMBER, "np.sign({})", None),
+    ("sign", _sign, NUMBER, None, None),
     ("floor", np.floor, FLOAT, "np.floor({})", None),
     ("ceil", np.ceil, FLOAT, "np.ceil({})", None),
     ("is_finite", np.isfinite, FLOAT, "np.isfinite({})", None),
     ("exp", np.exp, INEXACT, "np.exp({})", lambda t, y, x: mul(t, y)),
-    ("exp2", _exp2, INEXACT, None, _d_exp2),
+    ("exp2", _exp2, INEXACT, _exp2_lowering, _d_exp2),
     ("log", np.log, INEXACT, "np.log({})", lambda t, y, x: div(t, x)),
     ("log1p", np.log1p, INEXACT, "np.log1p({})", lambda t, y, x: div(t, add(x, 1.0))),
     ("expm1", np.expm1, INEXACT, "np.expm1({})", lambda t, y, x: mul(t, add(y, 1.0))),
@@ -164,7 +191,13 @@ _UNARY = [
         "np.tanh({})",
         lambda t, y, x: mul(add(t, mul(t, y)), sub(1.0, y)),
     ),
-    ("logistic", _logistic, INEXACT, None, lambda t, y, x: mul(t, mul(y, sub(1.0, y)))),
+    (
+        "logistic",
+        _logistic,
+        INEXACT,
+        _logistic_lowering,
+        lambda t, y, x: mul(t, mul(y, sub(1.0, y))),
+    ),
     ("sin", np.sin, INEXACT, "np.sin({})", lambda t, y, x: mul(t, cos(x))),
     ("cos", np.cos, INEXACT, "np.cos({})", lambda t, y, x: neg(mul(t, sin(x)))),
     ("tan", np.tan, INEXACT, "np.tan({})", lambda t, y, x: mul(t, add(1.0, square(y)))),
@@ -207,7 +240,9 @@ def _self_transpose(prim):
 _unary_prims = {}
 for _name, _fn, _kinds, _expr, _d in _UNARY:
     _prim = _unary_prims[_name] = Primitive(_name)
-    defunary(_prim, _fn, _kinds, expr=_expr)
+    defunary(_prim, _fn, _kinds, expr=_expr if isinstance(_expr, str) else None)
+    if callable(_expr):  # a lowering rule of its own
+        lowering_rules[_prim] = _expr
     if _name in xla_float32.KERNEL_NAMES:
         # Small float32 arrays: XLA's roundings, bit for bit (lax/xla_float32.py).
         xla_float32.use_exact_kernel(_prim, _name)
@@ -458,9 +493,20 @@ def _int_or_float_lowering(int_fn, float_expr):
     def rule(ctx, x, y):
         if np.issubdtype(ctx.avals_in()[0].dtype, np.integer):
             return f"{ctx.add_global(int_fn, int_fn.__name__.lstrip('_'))}({x}, {y})"
+        ctx.ufunc = True
         return float_expr.format(x, y)
 
     return rule
+
+
+def _pow_lowering(ctx, x, y):
+    """np.power for real operands of one dtype; `_pow` (integer exponents converted,
+    XLA's complex pow) otherwise."""
+    x_aval, y_aval = ctx.avals_in()
+    if x_aval.dtype == y_aval.dtype and np.dtype(x_aval.dtype).kind == "f":
+        ctx.ufunc = True
+        return f"np.power({x}, {y})"
+    return f"{ctx.add_global(_pow, 'pow')}({x}, {y})"
 
 
 def _pow(x, y):
@@ -535,6 +581,7 @@ def _real_or_complex_lowering(real_expr, fn):
     def rule(ctx, x, y):
         if np.dtype(ctx.avals_in()[0].dtype).kind == "c":
             return f"{ctx.add_global(fn, fn.__name__.lstrip('_'))}({x}, {y})"
+        ctx.ufunc = True
         return real_expr.format(x, y)
 
     return rule
@@ -573,6 +620,7 @@ def _shift_lowering(np_name, fn):
             and 0 <= shift.item() < dtype.itemsize * 8
             and (np_name == "left_shift" or dtype.kind == "u")
         ):
+            ctx.ufunc = True
             return f"np.{np_name}({x}, {y})"
         return f"{ctx.add_global(fn, fn.__name__.lstrip('_'))}({x}, {y})"
 
@@ -818,6 +866,7 @@ ad.defjvp_with_output(rem_p, lambda t, out, x, y: _broadcast_like(t, out), _rem_
 # pow: x float or complex; y of x's dtype, or any integer dtype (converted to x's).
 pow_p = Primitive("pow")
 impl_rules[pow_p] = lambda x, y: [_pow(x, y)]
+lowering_rules[pow_p] = _pow_lowering
 xla_float32.use_exact_kernel(pow_p, "pow")
 abstract_eval_rules[pow_p] = _pow_abstract
 ad.defjvp_with_output(pow_p, _pow_jvp_x, _pow_jvp_y)
@@ -1089,6 +1138,31 @@ impl_rules[convert_element_type_p] = _convert_element_type_impl
 abstract_eval_rules[convert_element_type_p] = _convert_element_type_abstract
 
 
+_PYTHON_SCALARS = frozenset({bool, int, float, complex})
+_INT64_RANGE = range(-(2**63), 2**63)
+_UINT64_RANGE = range(2**64)
+
+
+def _python_scalar_value(x, dtype):
+    """The Python scalar `x` converted straight to `dtype`, as JAX does (never through
+    the default integer or float type, which may not hold it): an int wraps around
+    modulo 2**bits for integer types if it fits 64 bits (OverflowError otherwise) and
+    rounds to the nearest float (inf beyond the type's range) for floating ones; a
+    float saturates for integer types (NaN gives 0), as XLA's conversion."""
+    if type(x) is int:
+        if dtype == np.bool_:
+            return np.bool_(x != 0)
+        if x in _INT64_RANGE:
+            x = np.int64(x)
+        elif x in _UINT64_RANGE:
+            x = np.uint64(x)
+        elif dtypes.issubdtype(dtype, np.integer):
+            raise OverflowError(f"Python int {x} too large to convert to {dtype}")
+        else:
+            x = np.float64(x)  # OverflowError beyond float64's range, as JAX
+    return convert_value(np.asarray(x), dtype)
+
+
 def convert_element_type(operand, new_dtype, weak_type=False):
     """Cast `operand` to `new_dtype`. Constants are converted right away (they appear in
     jaxprs as literals or constants, as in JAX); tracers get a `convert_element_type`."""
@@ -1118,6 +1192,8 @@ def convert_element_type(operand, new_dtype, weak_type=False):
         if operand.dtype == new_dtype and operand.weak_type == weak_type:
             return operand
         return Array(convert_value(operand._value, new_dtype), bool(weak_type))
+    if type(operand) in _PYTHON_SCALARS:
+        return Array(_python_scalar_value(operand, new_dtype), bool(weak_type))
     value = convert_value(dtypes.coerce_to_array(operand), new_dtype)
     if isinstance(operand, np.ndarray) and np.shares_memory(value, operand):
         value = value.copy()  # Arrays are immutable: never alias a user's buffer

@@ -66,8 +66,8 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
     positive definite, the number of Halley steps taken and whether they converged
     within `max_iterations` (default 10)."""
     from jaxlite import lax
-    from jaxlite import numpy as jnp
     from jaxlite.lax import linalg
+    from jaxlite.lax.structural import operand
 
     concrete_or_error(
         bool,
@@ -84,7 +84,7 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
             "The `max_iterations` argument must be statically specified to use "
             "`qdwh` within JAX transformations.",
         )
-    x = jnp.asarray(x)
+    x = operand(x)
     big_m, big_n = x.shape
     if big_m < big_n:
         raise ValueError("The input matrix of shape M x N must have M >= N.")
@@ -99,21 +99,29 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
             if size is not None:
                 inside = lax.broadcasted_iota(np.int32, v.shape, axis) < size
                 keep = inside if keep is None else keep & inside
-        return v if keep is None else jnp.where(keep, v, fill)
+        if keep is None:
+            return v
+        return lax.select(keep, v, fill if np.ndim(fill) else lax.full_like(v, fill))
 
     if dynamic_shape is None:
         m, n = big_m, big_n
     else:
         m, n = dynamic_shape
         x = mask(x, (m, n))
-    eye = jnp.eye(big_n, dtype=dtype)
+    eye = lax.convert_element_type(
+        lax.eq(
+            lax.broadcasted_iota(np.int32, (big_n, big_n), 0),
+            lax.broadcasted_iota(np.int32, (big_n, big_n), 1),
+        ),
+        dtype,
+    )
 
     def qr_step(u, params):
         """u (I + c u^H u)^{-1} from the QR factors of [sqrt(c) u; I] (padding kept
         in the right places: the identity block starts at the true row count m)."""
         scaled_ae, sqrt_c, e = params
         stacked = lax.dynamic_update_slice_in_dim(
-            jnp.concatenate([sqrt_c * u, jnp.zeros_like(eye)]), eye, m, 0
+            lax.concatenate([sqrt_c * u, lax.full_like(eye, 0)], 0), eye, m, 0
         )
         q, _ = linalg.qr(stacked, full_matrices=False)
         q1 = mask(q[:big_m], (m, n))
@@ -141,16 +149,16 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
         e = b / c
         return (a - e, c, e)
 
-    tol_norm = jnp.cbrt(5 * eps)
+    tol_norm = lax.cbrt(operand(5 * eps))
 
     def step(update, params, u):
         new = update(u, params)
-        return new, jnp.linalg.norm(new - u) > tol_norm
+        return new, _frobenius_norm(lax, new - u) > tol_norm
 
     def run_schedule(u, weights, update, make_params, measure):
         if not weights:
             return u, True
-        table = jnp.asarray([make_params(*w) for w in weights]).astype(dtype)
+        table = operand(np.asarray([make_params(*w) for w in weights], dtype))
 
         def body(k, state):
             params = tuple(lax.dynamic_index_in_dim(table, k, keepdims=False))
@@ -161,10 +169,12 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
         return lax.fori_loop(0, len(weights), body, (u, True))
 
     # Scale so that the 2-norm is at most 1: 1 / sqrt(|x|_1 |x|_inf) >= 1 / |x|_2.
-    one_norm = jnp.linalg.norm(x, ord=1)
-    inf_norm = jnp.linalg.norm(x, ord=np.inf)
+    one_norm = _largest_abs_sum(lax, x, 0)  # largest column sum: the 1-norm
+    inf_norm = _largest_abs_sum(lax, x, 1)  # largest row sum: the inf-norm
     scale = lax.rsqrt(one_norm) * lax.rsqrt(inf_norm)
-    scale = jnp.where(one_norm == 0, 1, scale)
+    scale = lax.select(
+        lax.eq(one_norm, lax.full_like(one_norm, 0)), lax.full_like(scale, 1), scale
+    )
     u = x * scale.astype(dtype)
 
     qr_steps, chol_steps = _schedule(eps, max_iterations)
@@ -173,7 +183,7 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
 
     def halley_cond(state):
         k, _, not_converged = state
-        return jnp.logical_and(not_converged, k < max_iterations)
+        return lax.bitwise_and(not_converged, k < max_iterations)
 
     def halley_body(state):
         k, u, _ = state
@@ -187,4 +197,18 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
     u = 1.5 * u - 0.5 * u @ (u.T.conj() @ u)  # Newton-Schulz polish
     h = u.T.conj() @ x
     h = (h + h.T.conj()) / 2
-    return u, h, num_iters, jnp.logical_not(not_converged)
+    return u, h, num_iters, lax.bitwise_not(not_converged)
+
+
+def _frobenius_norm(lax, x):
+    """sqrt(sum |x|^2), as jnp.linalg.norm's default for a matrix."""
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        sq = lax.real(lax.mul(x, lax.conj(x)))
+    else:
+        sq = lax.mul(x, x)
+    return lax.sqrt(lax.reduce_sum(sq, tuple(range(np.ndim(x)))))
+
+
+def _largest_abs_sum(lax, x, axis):
+    """The largest sum of |x| over `axis` (0: the 1-norm, 1: the inf-norm)."""
+    return lax.reduce_max(lax.reduce_sum(lax.abs(x), (axis,)), (0,))

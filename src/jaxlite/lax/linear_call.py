@@ -20,6 +20,8 @@ from __future__ import annotations
 import functools
 
 from jaxlite import backend, tree_util
+from jaxlite.backend import lowering_rules
+from jaxlite.backend.lowering import call_lowering
 from jaxlite.core import Primitive, abstract_eval_rules, impl_rules, jaxpr_as_fun
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.partial_eval import (
@@ -190,6 +192,7 @@ def _linear_call_batch(axis_size, vals, dims, *, callee, num_callee_consts, **pa
 linear_call_p = Primitive("linear_call", multiple_results=True)
 impl_rules[linear_call_p] = _linear_call_impl
 abstract_eval_rules[linear_call_p] = _linear_call_abstract
+lowering_rules[linear_call_p] = call_lowering("callee", "linear_call")
 ad.jvp_rules[linear_call_p] = _linear_call_jvp
 ad.transpose_rules[linear_call_p] = _linear_call_transpose
 batching.batch_rules[linear_call_p] = _linear_call_batch

@@ -157,7 +157,7 @@ def _batch_body(closed, axis_size, in_batched, out_batched):
     if closed is None:
         return None, [], None
     dims = [0 if b else not_mapped for b in in_batched]
-    return cf.batch_body(closed, axis_size, dims, out_batched)
+    return batching.batch_body(closed, axis_size, dims, out_batched)
 
 
 def _linear_solve_batch(axis_size, vals, dims, *, const_lengths, jaxprs):
@@ -251,13 +251,17 @@ def _check_tree(func_name, expected_name, actual, expected, has_aux):
 
 
 def _check_avals(func_name, expected_name, actual, expected):
-    for a, e in zip(actual, expected):
-        if a.shape != e.shape or a.dtype != e.dtype:
-            raise TypeError(
-                f"{func_name}() output shapes must match {expected_name}, got "
-                f"{[x.str_short() for x in actual]} and "
-                f"{[x.str_short() for x in expected]}."
-            )
+    if [a.shape for a in actual] != [e.shape for e in expected]:
+        raise ValueError(
+            f"{func_name}() output shapes must match {expected_name}, got "
+            f"{[a.shape for a in actual]} and {[e.shape for e in expected]}"
+        )
+    if any(a.dtype != e.dtype for a, e in zip(actual, expected)):
+        raise TypeError(
+            f"{func_name}() output dtypes must match {expected_name}, got "
+            f"{[x.str_short() for x in actual]} and "
+            f"{[x.str_short() for x in expected]}."
+        )
 
 
 def _trace(fun, in_tree, avals):
@@ -370,7 +374,9 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     def root_jvp(primals, tangents):
         f_consts = list(primals[:n_f])
         ls_consts = primals[n_f + n_solve : n_f + n_solve + len(ls_c)]
-        sol = root(*primals)
+        # The solution through `rooted` itself, so that its own derivative (needed
+        # for higher orders) is again the implicit one, not the solver's.
+        sol = rooted(*primals)
         solution, aux = sol[:n_x], sol[n_x:]
         # f(params, x*(params)) = 0, so ∂f/∂x x*_dot = -∂f/∂params params_dot.
         _, rhs = ad.jvp_flat(

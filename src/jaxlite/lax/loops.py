@@ -3,7 +3,7 @@
 `scan` runs a body over the leading axis of its inputs with a carry; `while_loop` runs a
 body while a predicate holds. Each body is traced once to a jaxpr and held by one
 equation; running it is a Python loop around the body's compiled function (one call
-per iteration), generated once per equation like the rest of the NumPy backend.
+per iteration), generated once per equation by the backend (`backend/loops.py`).
 
 Loop carries need a fixed point in every transformation: a carry is differentiated,
 unknown or batched when its initial value is or when one iteration makes it so. Reverse
@@ -22,6 +22,13 @@ import numpy as np
 
 from jaxlite import tree_util
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.loops import (
+    derived,
+    scan_lowering,
+    scan_runner,
+    while_lowering,
+    while_runner,
+)
 from jaxlite.config import config
 from jaxlite.core import (
     Jaxpr,
@@ -35,17 +42,19 @@ from jaxlite.core import (
     dce_rules,
     get_aval,
     impl_rules,
+    jaxpr_as_fun,
     join_effects,
     set_current_trace,
 )
 from jaxlite.errors import ConcretizationTypeError
 from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import partial_eval as pe
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.interpreters.partial_eval import trace_to_jaxpr
 from jaxlite.lax import control_flow as cf
-from jaxlite.lax.conditionals import cond_p
-from jaxlite.lax.elementwise import convert_element_type, lt
-from jaxlite.util import merge_lists, safe_zip, split_list
+from jaxlite.lax.conditionals import cond_p, has_host_calls
+from jaxlite.lax.elementwise import bitwise_and, convert_element_type, lt, select_n
+from jaxlite.util import fun_name, merge_lists, safe_zip, split_list
 
 zip = safe_zip
 
@@ -123,7 +132,7 @@ def _bind_scan(jaxpr, consts, init, xs, length, reverse, unroll):
     """Bind `scan` as JAX does: a carry the body returns unchanged becomes a constant,
     and a `y` that is just the current `x` is not stacked again."""
     num_consts, num_carry = len(consts), len(init)
-    jaxpr, move, ys_from_xs = cf.derived(
+    jaxpr, move, ys_from_xs = derived(
         [jaxpr],
         ("scan forwarding", num_consts, num_carry),
         lambda: _forward_scan_body(jaxpr, num_consts, num_carry),
@@ -152,7 +161,7 @@ def _forward_scan_body(jaxpr, num_consts, num_carry):
     """`(body, moved carries, for each y the x it is)`: the body without forwarded
     carries (they become its first constants) and without `y`s that are `x`s."""
     num_xs = len(jaxpr.in_avals) - num_consts - num_carry
-    fwd = cf.forwarding(jaxpr)
+    fwd = pe.forwarding(jaxpr)
     carry_fwd, ys_fwd = fwd[:num_carry], fwd[num_carry:]
     move = [f == num_consts + i for i, f in enumerate(carry_fwd)]
     first_x = num_consts + num_carry
@@ -160,13 +169,13 @@ def _forward_scan_body(jaxpr, num_consts, num_carry):
         f - first_x if f is not None and f >= first_x else None for f in ys_fwd
     ]
     if any(move):
-        jaxpr = cf.prune_outputs(jaxpr, [not m for m in move] + [True] * len(ys_fwd))
+        jaxpr = pe.prune_outputs(jaxpr, [not m for m in move] + [True] * len(ys_fwd))
         flags = [False] * num_consts + move + [False] * num_xs
         order = [i for i, fl in enumerate(flags) if fl]
         order += [i for i, fl in enumerate(flags) if not fl]
-        jaxpr = cf.permute(jaxpr, in_order=order)
+        jaxpr = pe.permute(jaxpr, in_order=order)
     keep = [True] * (num_carry - sum(move)) + [f is None for f in ys_from_xs]
-    return cf.prune_outputs(jaxpr, keep), move, ys_from_xs
+    return pe.prune_outputs(jaxpr, keep), move, ys_from_xs
 
 
 def _infer_scan_length(xs_leaves, length):
@@ -242,7 +251,7 @@ def _scan_in_python(f, init, xs_leaves, xs_tree, length, reverse):
 
 
 def _scan_impl(*args, jaxpr, length, num_carry, num_consts, reverse, unroll):
-    return cf.scan_runner(jaxpr, length, num_carry, num_consts, reverse)(*args)
+    return scan_runner(jaxpr, length, num_carry, num_consts, reverse)(*args)
 
 
 def _scan_abstract(*avals, jaxpr, length, num_carry, num_consts, reverse, unroll):
@@ -260,12 +269,6 @@ def _scan_abstract(*avals, jaxpr, length, num_carry, num_consts, reverse, unroll
     return [*carry, *(cf.stacked_aval(length, a) for a in ys)], jaxpr.effects
 
 
-def _scan_lowering(ctx, *args, jaxpr, length, num_carry, num_consts, reverse, unroll):
-    runner = cf.scan_runner(jaxpr, length, num_carry, num_consts, reverse)
-    name = ctx.add_global(runner, "scan")
-    return f"{name}({', '.join(args)})"
-
-
 def _scan_jvp(
     primals, tangents, *, jaxpr, length, num_carry, num_consts, reverse, unroll
 ):
@@ -274,20 +277,21 @@ def _scan_jvp(
     num_ys = len(jaxpr.out_avals) - num_carry
 
     def step(carry_nz):
-        _, out_nz = cf.jvp_jaxpr(
+        _, _, out_nz = ad.jvp_jaxpr(
             jaxpr, const_nz + carry_nz + xs_nz, carry_nz + [False] * num_ys
         )
         return out_nz[:num_carry]
 
     carry_nz = cf.fixed_point(step, init_nz)
-    jvp, out_nz = cf.jvp_jaxpr(
+    jvp, extra, out_nz = ad.jvp_jaxpr(
         jaxpr, const_nz + carry_nz + xs_nz, carry_nz + [False] * num_ys
     )
     ys_nz = out_nz[num_carry:]
-    # Reorder the JVP body (primals, then tangents) into scan's layout.
+    # Reorder the JVP body (its constants, primals, then tangents) into scan's layout.
     n_ct, n_cat, n_xt, n_yt = sum(const_nz), sum(carry_nz), sum(xs_nz), sum(ys_nz)
-    num_in = len(primals)
-    c0, x0 = num_consts, num_consts + num_carry
+    n_e = len(extra)
+    num_in = n_e + len(primals)
+    c0, x0 = n_e + num_consts, n_e + num_consts + num_carry
     in_order = [
         *range(c0),
         *range(num_in, num_in + n_ct),
@@ -303,10 +307,11 @@ def _scan_jvp(
         *range(num_carry, n_out),
         *range(n_out + n_cat, n_out + n_cat + n_yt),
     ]
-    jvp = cf.permute(jvp, in_order, out_order)
+    jvp = pe.permute(jvp, in_order, out_order)
     consts, init, xs = split_list(primals, [num_consts, num_carry])
     consts_t, init_t, xs_t = split_list(tangents, [num_consts, num_carry])
     args = [
+        *extra,
         *consts,
         *(t for t, nz in zip(consts_t, const_nz) if nz),
         *init,
@@ -319,7 +324,7 @@ def _scan_jvp(
         jaxpr=jvp,
         length=length,
         num_carry=num_carry + n_cat,
-        num_consts=num_consts + n_ct,
+        num_consts=n_e + num_consts + n_ct,
         reverse=reverse,
         unroll=unroll,
     )
@@ -365,7 +370,7 @@ def _scan_partial_eval(trace, args, params):
     consts_k = [x for x, uk in zip(consts, const_uk) if not uk]
     init_k = [x for x, uk in zip(init, carry_uk) if not uk]
     xs_k = [x for x, uk in zip(xs, xs_uk) if not uk]
-    known, extra = cf.hoist_consts(known)
+    known, extra = pe.hoist_consts(known)
     n_known_out = len(known.out_avals) - num_res
     # Where each residual comes from: a loop-invariant value, an `x`, or stacked.
     invar_index = {v: i for i, v in enumerate(known.jaxpr.invars)}
@@ -383,7 +388,7 @@ def _scan_partial_eval(trace, args, params):
             kinds.append(("x", known_ins[i]))
         else:
             kinds.append(("stacked", None))
-    known = cf.prune_outputs(
+    known = pe.prune_outputs(
         known, [True] * n_known_out + [kind == "stacked" for kind, _ in kinds]
     )
     with set_current_trace(trace.parent):
@@ -414,7 +419,7 @@ def _scan_partial_eval(trace, args, params):
     uj = unknown.jaxpr
     n_cu, n_caru = sum(const_uk), sum(carry_uk)
     cu_vars, caru_vars, xu_vars = split_list(uj.invars[num_res:], [n_cu, n_caru])
-    body_u = cf.make_closed(
+    body_u = pe.make_closed(
         [*res_const_vars, *cu_vars, *caru_vars, *res_x_vars, *xu_vars],
         uj.outvars,
         uj.eqns,
@@ -515,7 +520,7 @@ def _scan_transpose(cts, *args, jaxpr, length, num_carry, num_consts, reverse, u
         *(cf.slice_aval(get_aval(x)) for x in res_x),
         *(ad.tangent_aval(a) for a, nz in zip(y_avals, ys_nz) if nz),
     ]
-    t_jaxpr, extra = cf.hoist_consts(trace_to_jaxpr(body, in_avals))
+    t_jaxpr, extra = pe.hoist_consts(trace_to_jaxpr(body, in_avals))
     acc_init = [cf.zeros_for(a) for a in lin_c_avals]
     given = [ct for ct in ct_ys if type(ct) is not ad.Zero]
     outs = scan_p.bind(
@@ -552,13 +557,13 @@ def _scan_batch(
         return [*const_dims, *(0 if b else not_mapped for b in carry_bat), *x_dims]
 
     def step(carry_bat):
-        out = cf.batch_body(
+        out = batching.batch_body(
             jaxpr, axis_size, body_dims(carry_bat), carry_bat + [False] * num_ys
         )[2]
         return out[:num_carry]
 
     carry_bat = cf.fixed_point(step, [d is not not_mapped for d in init_dims])
-    body, extra, out_bat = cf.batch_body(
+    body, extra, out_bat = batching.batch_body(
         jaxpr, axis_size, body_dims(carry_bat), carry_bat + [False] * num_ys
     )
     consts, init, xs = split_list(vals, [num_consts, num_carry])
@@ -603,15 +608,15 @@ def _scan_dce(used_outs, eqn):
     used_ys = list(used_outs[num_carry:])
 
     def step(used_carry):
-        return cf.dce_closed(jaxpr, used_carry + used_ys)[1][
+        return pe.dce_closed(jaxpr, used_carry + used_ys)[1][
             num_consts : num_consts + num_carry
         ]
 
     used_carry = cf.fixed_point(step, used_outs[:num_carry])
-    body, used_ins = cf.dce_closed(jaxpr, used_carry + used_ys)
+    body, used_ins = pe.dce_closed(jaxpr, used_carry + used_ys)
     used_consts, _, used_xs = split_list(used_ins, [num_consts, num_carry])
     keep = used_consts + used_carry + used_xs
-    body = cf.select_invars(body, keep)
+    body = pe.select_invars(body, keep)
     new_eqn = JaxprEqn(
         scan_p,
         [x for x, k in zip(eqn.invars, keep) if k],
@@ -627,7 +632,7 @@ def _scan_dce(used_outs, eqn):
 scan_p = Primitive("scan", multiple_results=True)
 impl_rules[scan_p] = _scan_impl
 abstract_eval_rules[scan_p] = _scan_abstract
-lowering_rules[scan_p] = _scan_lowering
+lowering_rules[scan_p] = scan_lowering
 ad.jvp_rules[scan_p] = _scan_jvp
 ad.partial_eval_rules[scan_p] = _scan_partial_eval
 ad.transpose_rules[scan_p] = _scan_transpose
@@ -674,7 +679,7 @@ def while_loop(cond_fun, body_fun, init_val):
     )
     # A carry the body returns unchanged and the predicate does not read is a constant.
     n_cc, n_bc = len(cond_consts), len(body_consts)
-    cond_j, body_j, move = cf.derived(
+    cond_j, body_j, move = derived(
         [cond_j, body_j],
         ("while forwarding", n_cc, n_bc),
         lambda: _forward_while_body(cond_j, body_j, n_cc, n_bc),
@@ -699,19 +704,19 @@ def _forward_while_body(cond_j, body_j, n_cc, n_bc):
     """`(cond, body, moved carries)`: carries the body returns unchanged and the
     predicate does not read become the body's first constants."""
     n_carry = len(body_j.in_avals) - n_bc
-    fwd = cf.forwarding(body_j)
+    fwd = pe.forwarding(body_j)
     no_fwd = [fwd[i] != n_bc + i for i in range(n_carry)]
-    cond_dce, cond_used = cf.dce_closed(cond_j, [True])
+    cond_dce, cond_used = pe.dce_closed(cond_j, [True])
     keep = [u or nf for u, nf in zip(cond_used[n_cc:], no_fwd)]
     move = [not k for k in keep]
     if not any(move):
         return cond_j, body_j, move
-    cond_j = cf.select_invars(cond_dce, [True] * n_cc + keep)
-    body_j = cf.prune_outputs(body_j, keep)
+    cond_j = pe.select_invars(cond_dce, [True] * n_cc + keep)
+    body_j = pe.prune_outputs(body_j, keep)
     flags = [False] * n_bc + move
     order = [i for i, fl in enumerate(flags) if fl]
     order += [i for i, fl in enumerate(flags) if not fl]
-    return cond_j, cf.permute(body_j, in_order=order), move
+    return cond_j, pe.permute(body_j, in_order=order), move
 
 
 def _trace_while(cond_fun, body_fun, in_tree, avals):
@@ -739,7 +744,7 @@ def _trace_while(cond_fun, body_fun, in_tree, avals):
 
 
 def _while_impl(*args, body_jaxpr, body_nconsts, cond_jaxpr, cond_nconsts):
-    return cf.while_runner(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts)(*args)
+    return while_runner(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts)(*args)
 
 
 def _while_abstract(*avals, body_jaxpr, body_nconsts, cond_jaxpr, cond_nconsts):
@@ -748,12 +753,6 @@ def _while_abstract(*avals, body_jaxpr, body_nconsts, cond_jaxpr, cond_nconsts):
         raise TypeError(f"while: {len(avals)} operands do not match the body's inputs")
     effects = join_effects(cond_jaxpr.effects, body_jaxpr.effects)
     return list(body_jaxpr.out_avals), effects
-
-
-def _while_lowering(ctx, *args, body_jaxpr, body_nconsts, cond_jaxpr, cond_nconsts):
-    runner = cf.while_runner(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts)
-    name = ctx.add_global(runner, "while")
-    return f"{name}({', '.join(args)})"
 
 
 def _while_jvp(
@@ -765,13 +764,13 @@ def _while_jvp(
     init_nz = [cf.tangent_nonzero(p, t) for p, t in zip(init, init_t)]
 
     def step(carry_nz):
-        return cf.jvp_jaxpr(body_jaxpr, bc_nz + carry_nz, carry_nz)[1]
+        return ad.jvp_jaxpr(body_jaxpr, bc_nz + carry_nz, carry_nz)[2]
 
     carry_nz = cf.fixed_point(step, init_nz)
-    jvp, _ = cf.jvp_jaxpr(body_jaxpr, bc_nz + carry_nz, carry_nz)
-    n_b, n_c, n_bt, n_ct = len(bc), len(init), sum(bc_nz), sum(carry_nz)
+    jvp, extra, _ = ad.jvp_jaxpr(body_jaxpr, bc_nz + carry_nz, carry_nz)
+    n_b, n_c, n_bt, n_ct = len(extra) + len(bc), len(init), sum(bc_nz), sum(carry_nz)
     n_in = n_b + n_c
-    jvp = cf.permute(
+    jvp = pe.permute(
         jvp,
         [
             *range(n_b),
@@ -782,9 +781,10 @@ def _while_jvp(
     )
     carry_avals = body_jaxpr.out_avals
     t_avals = [ad.tangent_aval(a) for a, nz in zip(carry_avals, carry_nz) if nz]
-    cond_aug = cf.add_invars(cond_jaxpr, t_avals, len(cond_jaxpr.in_avals))
+    cond_aug = pe.add_invars(cond_jaxpr, t_avals, len(cond_jaxpr.in_avals))
     outs = while_p.bind(
         *cc,
+        *extra,
         *bc,
         *(t for t, nz in zip(bc_t, bc_nz) if nz),
         *init,
@@ -817,17 +817,17 @@ def _while_partial_eval(trace, args, params):
         return ad.partial_eval_jaxpr(body_jaxpr, bc_uk + carry_uk, instantiate=carry_uk)
 
     carry_uk = cf.fixed_point(lambda uk: split_body(uk)[2], init_uk)
-    cond_dce, cond_used = cf.dce_closed(cond_jaxpr, [True])
+    cond_dce, cond_used = pe.dce_closed(cond_jaxpr, [True])
     if all(carry_uk) or any(
         u and uk for u, uk in zip(cond_used[cond_nconsts:], carry_uk)
     ):
         return record_all()
     known, _, _, num_res = split_body(carry_uk)
     n_known = len(known.out_avals) - num_res
-    known, extra = cf.hoist_consts(
-        cf.prune_outputs(known, [True] * n_known + [False] * num_res)
+    known, extra = pe.hoist_consts(
+        pe.prune_outputs(known, [True] * n_known + [False] * num_res)
     )
-    known_cond = cf.select_invars(
+    known_cond = pe.select_invars(
         cond_dce, [True] * cond_nconsts + [not uk for uk in carry_uk]
     )
     cc, bc, init = split_list(args, [cond_nconsts, body_nconsts])
@@ -867,14 +867,14 @@ def _while_batch(
         return [0 if b else not_mapped for b in carry_bat]
 
     def pred_batched(carry_bat):
-        return cf.batch_body(cond_jaxpr, axis_size, cc_dims + carry_dims(carry_bat))[2][
-            0
-        ]
+        return batching.batch_body(
+            cond_jaxpr, axis_size, cc_dims + carry_dims(carry_bat)
+        )[2][0]
 
     def step(carry_bat):
         if pred_batched(carry_bat):
             return [True] * len(carry_bat)
-        return cf.batch_body(
+        return batching.batch_body(
             body_jaxpr, axis_size, bc_dims + carry_dims(carry_bat), carry_bat
         )[2]
 
@@ -888,10 +888,10 @@ def _while_batch(
             axis_size, cc, cc_dims, bc, bc_dims, init, cond_jaxpr, body_jaxpr
         )
         return outs, [0] * len(outs)
-    body, body_extra, _ = cf.batch_body(
+    body, body_extra, _ = batching.batch_body(
         body_jaxpr, axis_size, bc_dims + carry_dims(carry_bat), carry_bat
     )
-    cond, cond_extra, _ = cf.batch_body(
+    cond, cond_extra, _ = batching.batch_body(
         cond_jaxpr, axis_size, cc_dims + carry_dims(carry_bat)
     )
     outs = while_p.bind(
@@ -916,20 +916,28 @@ def _while_with_batched_pred(
     `cond(running, body, identity)` and then `running = cond(running, cond_fun, False)`.
     Batched, those conds select between both branches, which freezes finished
     elements; with effects they go through `_batched_cond_with_effects`, so callbacks
-    only run for the elements still running."""
+    only run for the elements still running. Without host calls the step selects
+    directly: a `while` has no transpose, so the batched cond's guard for reverse mode
+    (see `conditionals._cut_untaken`) would only cost time in every iteration."""
     from jaxlite.lax.reductions import reduce_or
 
     n_cc, n_bc, n = len(cc), len(bc), len(init)
     carry_avals = body_jaxpr.out_avals
     bc_avals = body_jaxpr.in_avals[:n_bc]
     carry_vars = [Var(a) for a in carry_avals]
-    identity = cf.make_closed(
+    identity = pe.make_closed(
         [*(Var(a) for a in bc_avals), *carry_vars], carry_vars, []
     )
     never = trace_to_jaxpr(lambda *a: [np.bool_(False)], cond_jaxpr.in_avals)
+    host = has_host_calls([cond_jaxpr, body_jaxpr])
 
     def elem_step(running, *args):
         cc_e, bc_e, c_e = split_list(args, [n_cc, n_bc])
+        if not host:
+            stepped = jaxpr_as_fun(body_jaxpr)(*bc_e, *c_e)
+            new_c = [select_n(running, c, s) for c, s in zip(c_e, stepped)]
+            (pred,) = jaxpr_as_fun(cond_jaxpr)(*cc_e, *new_c)
+            return [bitwise_and(running, pred), *new_c]
         i = convert_element_type(running, np.int32)
         new_c = cond_p.bind(i, *bc_e, *c_e, branches=(identity, body_jaxpr))
         new_running = cond_p.bind(i, *cc_e, *new_c, branches=(never, cond_jaxpr))
@@ -951,16 +959,16 @@ def _while_with_batched_pred(
     cc_avals = [get_aval(x) for x in cc]
     running_aval = ShapedArray((axis_size,), np.bool_)
     init_avals = [get_aval(x) for x in init]
-    body, body_extra = cf.hoist_consts(
+    body, body_extra = pe.hoist_consts(
         trace_to_jaxpr(
             new_body, [*cc_avals, *(get_aval(x) for x in bc), running_aval, *init_avals]
         )
     )
-    cond, cond_extra = cf.hoist_consts(
+    cond, cond_extra = pe.hoist_consts(
         trace_to_jaxpr(new_cond, [*cc_avals, running_aval, *init_avals])
     )
     preds, pred_dims = batching.vmap_flat(
-        cf.jaxpr_as_fun(cond_jaxpr), axis_size, [*cc, *init], [*cc_dims, *[0] * n]
+        jaxpr_as_fun(cond_jaxpr), axis_size, [*cc, *init], [*cc_dims, *[0] * n]
     )
     running = batching.bdim_at_front(preds[0], pred_dims[0], axis_size)
     outs = while_p.bind(
@@ -987,18 +995,18 @@ def _while_dce(used_outs, eqn):
     cond_jaxpr, cond_nconsts = params["cond_jaxpr"], params["cond_nconsts"]
     if not any(used_outs) and not eqn.effects:
         return [False] * len(eqn.invars), None
-    cond_dce, cond_used = cf.dce_closed(cond_jaxpr, [True])
+    cond_dce, cond_used = pe.dce_closed(cond_jaxpr, [True])
 
     def step(used_carry):
-        return cf.dce_closed(body_jaxpr, used_carry)[1][body_nconsts:]
+        return pe.dce_closed(body_jaxpr, used_carry)[1][body_nconsts:]
 
     used_carry = cf.fixed_point(
         step, [u or c for u, c in zip(used_outs, cond_used[cond_nconsts:])]
     )
-    body_dce, body_used = cf.dce_closed(body_jaxpr, used_carry)
+    body_dce, body_used = pe.dce_closed(body_jaxpr, used_carry)
     used_cc, used_bc = cond_used[:cond_nconsts], body_used[:body_nconsts]
-    body = cf.select_invars(body_dce, used_bc + used_carry)
-    cond = cf.select_invars(cond_dce, used_cc + used_carry)
+    body = pe.select_invars(body_dce, used_bc + used_carry)
+    cond = pe.select_invars(cond_dce, used_cc + used_carry)
     keep = used_cc + used_bc + used_carry
     new_eqn = JaxprEqn(
         while_p,
@@ -1019,7 +1027,7 @@ def _while_dce(used_outs, eqn):
 while_p = Primitive("while", multiple_results=True)
 impl_rules[while_p] = _while_impl
 abstract_eval_rules[while_p] = _while_abstract
-lowering_rules[while_p] = _while_lowering
+lowering_rules[while_p] = while_lowering
 ad.jvp_rules[while_p] = _while_jvp
 ad.partial_eval_rules[while_p] = _while_partial_eval
 ad.transpose_rules[while_p] = _while_transpose
@@ -1059,6 +1067,8 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         )
     if cf.is_concrete(lower) and cf.is_concrete(upper):
         lower_, upper_ = int(lower), int(upper)
+        if config.disable_jit and upper_ <= lower_:
+            return init_val  # scan in Python refuses zero steps (no output type)
         (_, result), _ = scan(
             cf.memoized_wrapper(_fori_scan_bodies, body_fun, _fori_scan_body),
             (lower_, init_val),
@@ -1091,7 +1101,7 @@ def _fori_scan_body(body_fun):
         i, x = loop_carry
         return (i + 1, body_fun(i, x)), None
 
-    scanned_fun.__name__ = getattr(body_fun, "__name__", "scanned_fun")
+    scanned_fun.__name__ = fun_name(body_fun, "scanned_fun")
     return scanned_fun
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite import dtypes
+from jaxlite.array import from_host
 from jaxlite.backend import lowering_rules
 from jaxlite.core import (
     Array,
@@ -312,7 +313,7 @@ def _operand(name, x):
     if type(x) in _PY_SCALARS:
         return Array(dtypes.coerce_to_array(x), type(x) is not bool)
     if isinstance(x, (np.ndarray, np.generic)):
-        return Array(dtypes.coerce_to_array(x))
+        return from_host(x)
     raise TypeError(
         f"Error interpreting argument to {name} as a JAX value. The problematic value "
         f"is of type {type(x)} and was passed to {name} at position 0."

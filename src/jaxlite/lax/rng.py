@@ -5,8 +5,8 @@ two uint64 words, a cipher key and a counter. Each call hashes `counter + i` for
 elements it needs and returns the key with its counter advanced, so threading the key
 through calls gives a stream of fresh bits. Two ciphers exist on CPU:
 
-- `RNG_THREE_FRY`: Threefry-2x32 (the cipher of `jax.random`, taken from
-  `jaxlite.prng`) on the 64-bit counters `counter + i` split into (low, high) words;
+- `RNG_THREE_FRY`: Threefry-2x32 (the cipher of `jax.random`, `threefry2x32`
+  below) on the 64-bit counters `counter + i` split into (low, high) words;
   for 32-bit outputs each counter gives two values, interleaved along one axis.
 - `RNG_PHILOX` (and `RNG_DEFAULT`, which is Philox on XLA's CPU backend):
   Philox-4x32 with 10 rounds on the 128-bit counters (counter + i, key); the four
@@ -30,15 +30,19 @@ import math
 import numpy as np
 
 from jaxlite import dtypes
+from jaxlite.array import from_host
 from jaxlite.core import (
     Array,
     Primitive,
     ShapedArray,
     abstract_eval_rules,
+    eval_trace,
     impl_rules,
     no_effects,
+    set_current_trace,
 )
 from jaxlite.interpreters import ad, batching
+from jaxlite.lax import elementwise as ew
 
 __all__ = [
     "RandomAlgorithm",
@@ -68,6 +72,40 @@ _MASK32 = np.uint64(0xFFFFFFFF)
 _32 = np.uint64(32)
 
 
+# Threefry-2x32, written with lax operations: jax.random (jaxlite.prng) hashes its
+# keys with it, and RNG_THREE_FRY runs it eagerly on NumPy words.
+
+# Rotation distances of the eight rounds that alternate between key injections, and
+# the parity constant of the key schedule (Threefish's C240 truncated to 32 bits).
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_KEY_PARITY = np.uint32(0x1BD11BDA)
+
+
+def _rotate_left(x, distance):
+    return ew.bitwise_or(
+        ew.shift_left(x, np.uint32(distance)),
+        ew.shift_right_logical(x, np.uint32(32 - distance)),
+    )
+
+
+def threefry2x32(k1, k2, x1, x2):
+    """Threefry-2x32 with 20 rounds: the two hashed words of the counter (x1, x2).
+
+    All four operands are uint32; the keys are usually scalars and broadcast against
+    the counters.
+    """
+    schedule = (k1, k2, ew.bitwise_xor(ew.bitwise_xor(k1, k2), _KEY_PARITY))
+    x1 = ew.add(x1, schedule[0])
+    x2 = ew.add(x2, schedule[1])
+    for injection in range(1, 6):
+        for distance in _ROTATIONS[(injection - 1) % 2]:
+            x1 = ew.add(x1, x2)
+            x2 = ew.bitwise_xor(_rotate_left(x2, distance), x1)
+        x1 = ew.add(x1, schedule[injection % 3])
+        x2 = ew.add(x2, ew.add(schedule[(injection + 1) % 3], np.uint32(injection)))
+    return x1, x2
+
+
 def _split64(x):
     """uint64 -> (low, high) uint32 words."""
     return (x & _MASK32).astype(np.uint32), (x >> _32).astype(np.uint32)
@@ -78,13 +116,11 @@ def _join64(lo, hi):
 
 
 def _threefry(key_words, x1, x2):
-    """Threefry-2x32 (jaxlite.prng's cipher) on NumPy uint32 arrays."""
-    from jaxlite import prng
-    from jaxlite.core import eval_trace, set_current_trace
-
+    """Threefry-2x32 (`threefry2x32`, the cipher of jax.random) on NumPy uint32
+    arrays."""
     k1, k2 = (np.uint32(k) for k in key_words)
     with set_current_trace(eval_trace):
-        y1, y2 = prng.threefry2x32(k1, k2, x1, x2)
+        y1, y2 = threefry2x32(k1, k2, x1, x2)
     return np.asarray(y1, np.uint32), np.asarray(y2, np.uint32)
 
 
@@ -284,7 +320,7 @@ batching.batch_rules[rng_uniform_p] = _rng_uniform_batch
 
 def rng_uniform(a, b, shape):
     """Stateful uniform values in `[a, b)` of `shape` (not reproducible, as in XLA)."""
-    a, b = (Array(dtypes.coerce_to_array(v)) if _is_value(v) else v for v in (a, b))
+    a, b = (from_host(v) if _is_value(v) else v for v in (a, b))
     return rng_uniform_p.bind(a, b, shape=tuple(int(d) for d in shape))
 
 

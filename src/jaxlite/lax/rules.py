@@ -9,6 +9,9 @@ registration block; these helpers only remove the repetition.
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import numpy as np
 
 from jaxlite import dtypes
@@ -58,12 +61,28 @@ _KIND_ORDER = (
 
 
 def kind_names(kinds):
-    """Accepted dtype kinds as JAX's messages name them ("integer" for both kinds)."""
+    """Accepted dtype kinds as JAX's messages name them ("integer" for both kinds), in
+    JAX's order: JAX joins the names of a set of NumPy's classes, the union of one set
+    per kind in this order, so the order follows the classes' hashes (their addresses,
+    which differ between NumPy builds); the same union here gives the same order."""
     names = [k for k in _KIND_ORDER if k in kinds]
     if "signedinteger" in names and "unsignedinteger" in names:
         names = [k for k in names if k != "unsignedinteger"]
         names[names.index("signedinteger")] = "integer"
-    return ", ".join(names)
+    classes = functools.reduce(
+        operator.or_, [{_NAMED_CLASSES[k]} for k in names], set()
+    )
+    return ", ".join(cls.__name__ for cls in classes)
+
+
+_NAMED_CLASSES = {
+    "integer": np.integer,
+    "signedinteger": np.signedinteger,
+    "unsignedinteger": np.unsignedinteger,
+    "floating": np.floating,
+    "complexfloating": np.complexfloating,
+    "bool": np.bool_,
+}
 
 
 def check_dtype(name, dtype, kinds):

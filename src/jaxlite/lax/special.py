@@ -25,9 +25,10 @@ from fractions import Fraction
 import numpy as np
 
 from jaxlite import dtypes
+from jaxlite.backend import lowering_rules
 from jaxlite.core import Primitive, abstract_eval_rules
 from jaxlite.interpreters import ad, batching
-from jaxlite.lax import xla_float32
+from jaxlite.lax import xla_float32, xla_float32_fast
 from jaxlite.lax import xla_float32_kernels as _kernels
 from jaxlite.lax.elementwise import (
     abs,
@@ -739,7 +740,10 @@ def _d_bessel_i1e(t, y, x):
 
 erf_p = Primitive("erf")
 defunary(erf_p, _quiet(_erf_np), FLOAT)
-xla_float32.use_exact_kernel(erf_p, "erf")  # small float32 arrays: XLA's bits
+xla_float32.use_exact_kernel(erf_p, "erf")  # eager, small float32 arrays: XLA's bits
+lowering_rules[erf_p] = xla_float32_fast.fast_lowering(
+    xla_float32_fast.erf, _quiet(_erf_np)
+)
 ad.defjvp(erf_p, _d_erf)
 batching.defvectorized(erf_p)
 
@@ -751,6 +755,9 @@ batching.defvectorized(erfc_p)
 erf_inv_p = Primitive("erf_inv")
 defunary(erf_inv_p, _quiet(_erf_inv_np), FLOAT)
 xla_float32.use_exact_kernel(erf_inv_p, "erf_inv")
+lowering_rules[erf_inv_p] = xla_float32_fast.fast_lowering(
+    xla_float32_fast.erf_inv, _quiet(_erf_inv_np)
+)
 ad.defjvp_with_output(erf_inv_p, _d_erf_inv)
 batching.defvectorized(erf_inv_p)
 

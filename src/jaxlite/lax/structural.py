@@ -9,24 +9,27 @@ it too, so they fail exactly as traced ones do).
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
 import numpy as np
 
 from jaxlite import dtypes
+from jaxlite.array import real_buffer
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
-    Array,
     Literal,
     Primitive,
     ShapedArray,
     Tracer,
     abstract_eval_rules,
+    as_value,
     impl_rules,
     no_effects,
 )
+from jaxlite.errors import JaxRuntimeError
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax.rules import check_same_dtypes
 from jaxlite.util import canonicalize_axis
@@ -51,8 +54,6 @@ __all__ = [
     "transpose",
     "unstack",
 ]
-
-_PY_SCALARS = (bool, int, float, complex)
 
 
 # --------------------------------------------------------------------------------------
@@ -96,17 +97,9 @@ def _tracing_context(tracer):
     return describe(tracer) if describe is not None else ""
 
 
-def operand(x):
-    """`x` as a lax operand: Python scalars and NumPy values become Arrays of a
-    canonical dtype (weak for Python scalars), so 64-bit NumPy inputs never leak into
-    results."""
-    if type(x) is Array or isinstance(x, Tracer):
-        return x
-    if type(x) in _PY_SCALARS:
-        return Array(dtypes.coerce_to_array(x), type(x) is not bool)
-    if hasattr(x, "__jax_array__"):
-        return operand(x.__jax_array__())
-    return Array(dtypes.coerce_to_array(x))
+# `x` as a lax operand: Python scalars and NumPy values become Arrays of a canonical
+# dtype (weak for Python scalars) owning their memory; core's one conversion.
+operand = as_value
 
 
 def _axes_tuple(axes):
@@ -137,15 +130,32 @@ def _at_front(vals, dims, axis_size):
 # broadcast_in_dim
 
 
-def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding):
+# The most bytes a NumPy array may span on this platform, a view included (2 GiB on
+# 32-bit platforms, where NumPy raises ValueError past it).
+_MAX_NBYTES = np.iinfo(np.intp).max
+
+
+def _broadcast_view(x, shape, broadcast_dimensions, where="broadcast_in_dim"):
+    """`x` broadcast to `shape` as a view (zero strides on the new axes). A shape
+    that NumPy cannot index on this platform raises XLA's RESOURCE_EXHAUSTED error
+    (`where` names the operation), as laying it out would on a 64-bit one."""
     x = np.asarray(x)
     expanded = [1] * len(shape)
     for src, dst in enumerate(broadcast_dimensions):
         expanded[dst] = x.shape[src]
     expanded = tuple(expanded)
     if expanded == shape:  # only new unit axes: a reshape (np.broadcast_to is slow)
-        return [x.reshape(shape)]
-    return [np.broadcast_to(x.reshape(expanded), shape)]
+        return x.reshape(shape)
+    nbytes = math.prod(shape) * x.dtype.itemsize
+    if nbytes > _MAX_NBYTES:
+        raise JaxRuntimeError.out_of_memory(shape, x.dtype, nbytes, where)
+    return np.broadcast_to(x.reshape(expanded), shape)
+
+
+def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding):
+    # The result is an Array's buffer: laid out, as XLA's are (see `real_buffer`).
+    out = _broadcast_view(x, shape, broadcast_dimensions)
+    return [real_buffer(out, "broadcast_in_dim")]
 
 
 def _broadcast_in_dim_abstract(x, *, shape, broadcast_dimensions, sharding):
@@ -211,22 +221,36 @@ def _broadcast_small(x, expanded, shape):
     return out
 
 
+def _constant(value, shape, broadcast_dimensions, where):
+    """A read-only broadcast shared by every call of compiled code: laid out when small
+    (the function may return it), a view when large (only used inside the function; an
+    output is laid out by the backend, see `numpy_backend`)."""
+    out = _broadcast_view(value, shape, broadcast_dimensions, where)
+    if math.prod(shape) <= _SMALL:
+        out = np.array(out, order="C")
+    else:
+        out = out.view()
+    out.flags.writeable = False
+    return out
+
+
+_SMALL = 4096  # elements: below it, a copy costs less than a view
+
+
 def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions, sharding):
     (var,) = ctx.eqn.invars
     if type(var) is Literal:  # a constant: broadcast once, when compiling
         value = np.asarray(var.val, var.aval.dtype)
-        params = dict(shape=shape, broadcast_dimensions=broadcast_dimensions)
-        (out,) = _broadcast_in_dim_impl(value, sharding=None, **params)
-        out = out.view()
-        out.flags.writeable = False  # shared by every call
-        return ctx.add_global(out, "bcast")
+        return ctx.add_global(
+            _constant(value, shape, broadcast_dimensions, "broadcast_in_dim"), "bcast"
+        )
     expanded = [1] * len(shape)
     for src, dst in enumerate(broadcast_dimensions):
         expanded[dst] = var.aval.shape[src]
     expanded = tuple(expanded)
     if expanded == tuple(shape):
         return f"{x}.reshape({expanded})"
-    if math.prod(shape) <= 4096:
+    if math.prod(shape) <= _SMALL:
         fn = ctx.add_global(_broadcast_small, "broadcast_small")
         return f"{fn}({x}, {expanded}, {tuple(shape)})"
     return f"np.broadcast_to({x}.reshape({expanded}), {tuple(shape)})"
@@ -838,9 +862,8 @@ def pad(operand_, padding_value, padding_config):
 
 def _iota_impl(*, dtype, shape, dimension, sharding):
     r = np.arange(shape[dimension], dtype=dtype)
-    expanded = [1] * len(shape)
-    expanded[dimension] = shape[dimension]
-    return [np.broadcast_to(r.reshape(expanded), shape)]
+    out = _broadcast_view(r, shape, (dimension,), "iota")
+    return [real_buffer(out, "iota")]
 
 
 def _iota_abstract(*, dtype, shape, dimension, sharding):
@@ -853,9 +876,22 @@ def _iota_abstract(*, dtype, shape, dimension, sharding):
     return [ShapedArray(shape, dtype)], no_effects
 
 
-def _iota_lowering(ctx, **params):
-    (value,) = _iota_impl(**params)  # a read-only view: computed once, when compiling
-    return ctx.add_global(value, "iota")
+def _iota_lowering(ctx, *, dtype, shape, dimension, sharding):
+    if shape[dimension] > _LARGE_IOTA:
+        # A long range (random bits count 0..n-1): made when the code runs, so that
+        # the compiled function does not hold its memory between calls.
+        dtype_name = ctx.add_global(np.dtype(dtype), "dtype")
+        r = f"{ctx.add_global(np.arange, 'arange')}({shape[dimension]}, dtype={dtype_name})"
+        if len(shape) == 1:
+            ctx.fresh_output = True
+            return r
+        view = ctx.add_global(functools.partial(_broadcast_view, where="iota"), "view")
+        return f"{view}({r}, {tuple(shape)!r}, ({dimension},))"
+    r = np.arange(shape[dimension], dtype=dtype)  # computed once, when compiling
+    return ctx.add_global(_constant(r, shape, (dimension,), "iota"), "iota")
+
+
+_LARGE_IOTA = 1 << 16  # elements along the iota's dimension
 
 
 iota_p = Primitive("iota")

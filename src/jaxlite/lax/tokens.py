@@ -14,14 +14,15 @@ cases, while no jnp operation accepts it.
 
 from __future__ import annotations
 
-from jaxlite import dtypes, tree_util
 from jaxlite.core import (
+    AbstractToken,
     Array,
     Primitive,
-    ShapedArray,
+    Token,
     Tracer,
     _state,
     abstract_eval_rules,
+    abstract_token,
     eval_trace,
     impl_rules,
     no_effects,
@@ -30,68 +31,6 @@ from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.partial_eval import DynamicJaxprTrace
 
 __all__ = ["after_all", "create_token"]
-
-
-class token(dtypes.extended):  # noqa: N801 (NumPy-style scalar class name)
-    """Scalar class of the token dtype."""
-
-
-class _TokenDType(dtypes.ExtendedDType):
-    type = token
-    name = "token"
-    itemsize = 0
-
-    def __eq__(self, other):
-        return isinstance(other, _TokenDType)
-
-    def __hash__(self):
-        return hash(self.name)
-
-
-class AbstractToken(ShapedArray):
-    """The aval of a token: printed `Tok` in jaxprs, `AbstractToken()` by repr."""
-
-    __slots__ = ()
-
-    def __init__(self):
-        self.shape = ()
-        self.dtype = _TokenDType()
-        self.weak_type = False
-
-    def __eq__(self, other):
-        return isinstance(other, AbstractToken)
-
-    def __hash__(self):
-        return hash("AbstractToken")
-
-    def update(self, shape=None, dtype=None, weak_type=None):
-        return self
-
-    def strip_weak_type(self):
-        return self
-
-    def str_short(self, short_dtypes=True):
-        return "Tok"
-
-    def __repr__(self):
-        return "AbstractToken()"
-
-    def __str__(self):
-        return "Tok"
-
-
-abstract_token = AbstractToken()
-
-
-class Token:
-    """A token value: no data, only the type `AbstractToken()`."""
-
-    __slots__ = ()
-
-    aval = abstract_token
-
-    def block_until_ready(self):
-        return self
 
 
 def _is_token(x):
@@ -184,41 +123,3 @@ def after_all(*operands):
     # A concrete token among traced ones stands for a fresh one: nothing is lost.
     operands = [create_token() if type(x) is Token else x for x in operands]
     return _as_token(after_all_p.bind(*operands))
-
-
-# ----------------------------------------------------------------------------------------
-# jit results
-
-
-class _TokenBox:
-    """A pytree node around one jit result leaf that is a token: unflattening turns the
-    compiled program's placeholder back into a Token (see `box_token_outputs`)."""
-
-    __slots__ = ("child",)
-
-    def __init__(self, child):
-        self.child = child
-
-
-def _unbox(aux, children):
-    (x,) = children
-    from jaxlite.api import ShapeDtypeStruct
-
-    if isinstance(x, Tracer) or type(x) is Token:
-        return x
-    if isinstance(x, ShapeDtypeStruct):
-        return abstract_token  # `eval_shape`: JAX gives the token's aval
-    return Token()
-
-
-tree_util.register_pytree_node(_TokenBox, lambda b: ((b.child,), None), _unbox)
-
-
-def box_token_outputs(out_tree, out_avals):
-    """`out_tree` with each token result wrapped in a `_TokenBox` node; `out_tree`
-    itself when no result is a token (the usual case, checked once per trace)."""
-    is_token = [isinstance(a, AbstractToken) for a in out_avals]
-    if not any(is_token):
-        return out_tree
-    leaves = [_TokenBox(0) if t else 0 for t in is_token]
-    return tree_util.tree_structure(tree_util.tree_unflatten(out_tree, leaves))

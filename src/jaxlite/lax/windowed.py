@@ -864,10 +864,15 @@ def _concrete_scalar(x):
     return None if value is None else np.asarray(value)[()]
 
 
-def _window_monoid(computation, init, dtype):
+def _window_monoid(computation, init):
+    """The monoid window reduction that `computation` from `init` is, or None.
+
+    As in JAX, the init value is compared with the identity of its own dtype, not the
+    operand's: an integer operand max-pooled from `-inf` is a `reduce_window_max`."""
     value = _concrete_scalar(init)
     if value is None:
         return None
+    dtype = np.dtype(get_aval(init).dtype)
     if computation is ew.add and value == 0:
         return reduce_window_sum_p
     if computation is ew.max and value == _lowest(dtype):
@@ -915,7 +920,7 @@ def reduce_window(
         window_strides=window_strides,
     )
     if len(ops) == 1:
-        prim = _window_monoid(computation, inits[0], np.dtype(ops[0].dtype))
+        prim = _window_monoid(computation, inits[0])
         if prim is not None:
             out = prim.bind(ops[0], **params)
             return tree_util.tree_unflatten(tree, [out])
@@ -935,10 +940,13 @@ def reduce_window(
     return tree_util.tree_unflatten(out_tree, outs)
 
 
-def _reduce_monoid(computation, init, dtype):
+def _reduce_monoid(computation, init):
+    """The monoid reduction that `computation` from `init` is, or None (the identity
+    of the init value's dtype decides, as for `_window_monoid`)."""
     value = _concrete_scalar(init)
     if value is None:
         return None
+    dtype = np.dtype(get_aval(init).dtype)
     if computation is ew.add and value == 0:
         return reductions.reduce_sum_p
     if computation is ew.mul and value == 1:
@@ -970,7 +978,7 @@ def reduce(operands, init_values, computation, dimensions, out_sharding=None):  
     ops, inits, tree = _flatten_operands_and_inits("reduce", operands, init_values)
     dimensions = tuple(operator.index(d) for d in dimensions)
     if len(ops) == 1:
-        prim = _reduce_monoid(computation, inits[0], np.dtype(ops[0].dtype))
+        prim = _reduce_monoid(computation, inits[0])
         if prim is not None:
             out = prim.bind(ops[0], axes=dimensions)
             weak = ops[0].aval.weak_type and inits[0].aval.weak_type

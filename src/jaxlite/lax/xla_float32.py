@@ -43,13 +43,15 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import math
+import platform
 import struct
+import sys
 
 import numpy as np
 from ml_dtypes import bfloat16
 
-from jaxlite.config import config
-from jaxlite.core import impl_rules
+from jaxlite.config import current
+from jaxlite.core import eager_impl_rules, impl_rules
 from jaxlite.lax import xla_float32_kernels as _kernels
 
 _F32 = np.dtype(np.float32)
@@ -73,6 +75,37 @@ _ONE = _f(1)
 _HALF = _f(0.5)
 _ZERO = _f(0)
 _INF = _f(np.inf)
+
+# --------------------------------------------------------------------------------------
+# Bounded memory: elementwise functions on large arrays, in pieces
+
+_CHUNK = 1 << 16  # elements per piece: the float64 temporaries of a piece stay small
+
+
+def _in_pieces(fn, args, dtype):
+    """`fn(*args)` for an elementwise `fn` of broadcastable NumPy values: directly
+    for at most `_CHUNK` elements, else piece by piece into one preallocated result,
+    so the temporaries `fn` makes (float64 sums, masks, a kernel's intermediates)
+    take memory for one piece at a time, not for the whole array. The values are
+    the same: each element is computed alone."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+    if math.prod(shape) <= _CHUNK:
+        return fn(*args)
+    out = np.empty(shape, dtype)
+    _fill_pieces(fn, [np.broadcast_to(a, shape) for a in args], out)
+    return out
+
+
+def _fill_pieces(fn, args, out):
+    inner = math.prod(out.shape[1:])
+    if inner > _CHUNK:  # rows too long: one row at a time, split further
+        for i in range(out.shape[0]):
+            _fill_pieces(fn, [a[i] for a in args], out[i])
+        return
+    step = max(1, _CHUNK // max(inner, 1))
+    for i in range(0, out.shape[0], step):
+        out[i : i + step] = fn(*[a[i : i + step] for a in args])
+
 
 # --------------------------------------------------------------------------------------
 # An exactly rounded fused multiply-add
@@ -151,7 +184,12 @@ _TIE = np.uint64(1 << 28)  # ... reading 100...0: halfway between two float32 va
 def fma_f32(a, b, c):
     """`a * b + c` rounded once to float32, for float32 operands, in as few NumPy
     calls as possible: the product is exact in float64, so only a float64 sum that
-    lands on a float32 tie needs the careful path."""
+    lands on a float32 tie needs the careful path. Large arrays go in pieces (the
+    float64 sums take twice the result's memory)."""
+    return _in_pieces(_fma_f32, (a, b, c), _F32)
+
+
+def _fma_f32(a, b, c):
     s = np.add(np.multiply(a, b, dtype=_F64), c, dtype=_F64)
     if ((s.view(_U64) & _TIE_BITS) == _TIE).any():
         out = _fma_narrow(a, b, c, _F32)
@@ -168,9 +206,9 @@ def fma_values(a, b, c):
     if dtype == _F32:
         return fma_f32(a, b, c)
     if dtype == np.float64:
-        out = _fma_f64(a, b, c)
+        out = _in_pieces(_fma_f64, (a, b, c), dtype)
     else:
-        out = _fma_narrow(a, b, c, dtype)
+        out = _in_pieces(lambda *v: _fma_narrow(*v, dtype), (a, b, c), dtype)
     return out[()] if out.ndim == 0 else out
 
 
@@ -207,12 +245,105 @@ _NUMPY_FALLBACK = {
 }
 _CBRT_OF_SUBNORMAL = _h(0xA6214518)  # glibc's cbrtf under denormals-are-zero
 
+# XLA calls these with the SSE flags denormals-are-zero and flush-to-zero set, and what
+# a C library then returns for a subnormal input is its own: glibc 2.36's tanf returns
+# the input, 2.41's reads it as zero; 2.36's cbrtf reads garbage, 2.41's computes the
+# cube root; 2.41's atan2f gives NaN. So where the flags can be set around the C call
+# (CPython on x86-64 glibc: fesetenv), the calls here set them too and get this
+# machine's answers, as XLA does; elsewhere glibc 2.36's are modelled.
+_DAZ_FTZ = 0x8040  # the MXCSR bits
+_FENV_T = ctypes.c_uint32 * 8  # glibc's x86-64 fenv_t: x87 state, then the MXCSR
+
+
+class _RawFloat(ctypes.c_float):
+    """A result type ctypes returns unconverted: read (`.value`) once the flags are
+    off again, a subnormal result is not flushed by the reading."""
+
+
+_flag_setters = []
+
+
+def _denormal_flag_setters():
+    """(fegetenv, fesetenv) where XLA's flags can be set around a C call, else None."""
+    if not _flag_setters:
+        _flag_setters.append(_find_flag_setters())
+    return _flag_setters[0]
+
+
+def _find_flag_setters():
+    if sys.implementation.name != "cpython":  # PyPy's ctypes is Python code
+        return None
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    if platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        library = ctypes.CDLL(ctypes.util.find_library("m"))
+        get, put = library.fegetenv, library.fesetenv
+    except (OSError, AttributeError, TypeError):
+        return None
+    saved, flushed, seen = _FENV_T(), _FENV_T(), _FENV_T()
+    if get(saved) != 0:
+        return None
+    flushed[:] = saved[:]
+    flushed[7] |= _DAZ_FTZ
+    put(flushed)
+    get(seen)
+    put(saved)
+    return (get, put) if seen[7] & _DAZ_FTZ == _DAZ_FTZ else None
+
+
+def _call_with_xla_flags(name, columns):
+    """C's `name` on the float32 values in `columns` (one list per argument) with
+    denormals-are-zero and flush-to-zero set, as XLA calls it; None where the flags
+    cannot be set here."""
+    setters = _denormal_flag_setters()
+    fun = _libm_function(name, len(columns))
+    if setters is None or fun is None:
+        return None
+    if name not in _raw_functions:
+        raw = ctypes.CDLL(ctypes.util.find_library("m"))[name]  # a second pointer
+        raw.restype, raw.argtypes = _RawFloat, [ctypes.c_float] * len(columns)
+        _raw_functions[name] = raw
+    raw = _raw_functions[name]
+    get, put = setters
+    # Converted to C floats before the flags are set (flush-to-zero would flush a
+    # subnormal while rounding the Python float).
+    args = [list(map(ctypes.c_float, column)) for column in columns]
+    saved, flushed = _FENV_T(), _FENV_T()
+    get(saved)
+    flushed[:] = saved[:]
+    flushed[7] |= _DAZ_FTZ
+    put(flushed)
+    try:
+        results = list(map(raw, *args))
+    finally:
+        put(saved)
+    return [r.value for r in results]
+
+
+_raw_functions = {}
+
+
+def libm_reads_subnormals():
+    """Whether the C library's functions are called as XLA calls them, the flags set
+    (`_call_with_xla_flags`), so that a subnormal input handed to them unchanged is
+    read as this C library reads it, as in XLA. Where the flags cannot be set, the
+    kernels flush such inputs themselves, modelling glibc 2.36's reading."""
+    return _denormal_flag_setters() is not None
+
 
 def libm_values(name, *args):
     """C's float32 function `name` (`"sinf"`, `"powf"`, ...) elementwise on NumPy
     values, as XLA calls it: with denormals-are-zero and flush-to-zero set, so that a
     computed subnormal result becomes zero, while one returned as given (sinf, tanf,
-    atanf of a subnormal return it) stays; cbrtf of a subnormal reads garbage."""
+    atanf of a subnormal return it) stays; cbrtf of a subnormal reads garbage. Large
+    arrays go in pieces (a Python float per element while a piece is converted)."""
+    args = [np.asarray(a, _F32) for a in args]
+    return _in_pieces(lambda *v: _libm_values(name, *v), args, _F32)
+
+
+def _libm_values(name, *args):
     args = np.broadcast_arrays(*[np.asarray(a, _F32) for a in args])
     fun = _libm_function(name, len(args))
     with np.errstate(all="ignore"):
@@ -221,6 +352,10 @@ def libm_values(name, *args):
             out = fallback(*[a.astype(np.float64) for a in args]).astype(_F32)
         else:
             flat = [a.ravel().tolist() for a in args]
+            flushed = _call_with_xla_flags(name, flat)
+            if flushed is not None:
+                out = np.array(flushed, _F32).reshape(args[0].shape)
+                return out[()] if out.ndim == 0 else out
             out = np.fromiter(map(fun, *flat), _F32, count=args[0].size)
             out = out.reshape(args[0].shape)
         computed = out.view(_U32) != args[0].view(_U32)
@@ -239,11 +374,12 @@ def libm_values(name, *args):
 class _ArrayMath:
     """Float32 arithmetic on NumPy arrays. `fma` computes in float64 (the product is
     exact, the sum rounded once) and rounds to float32; that double rounding is wrong
-    only where the float64 sum lies exactly halfway between two float32 values, so the
-    sums are kept and `ties` finds those (rare) elements, which `_run` recomputes with
+    only where the float64 sum lies exactly halfway between two float32 values and
+    the float64 addition had rounded onto it. Each `fma` marks those (rare) elements
+    in `suspects` as it goes, keeping nothing else, and `_run` recomputes them with
     `exact=True` (`fma_f32` throughout)."""
 
-    __slots__ = ("sums", "exact")
+    __slots__ = ("suspects", "exact")
 
     mul = staticmethod(np.multiply)
     add = staticmethod(np.add)
@@ -256,7 +392,7 @@ class _ArrayMath:
     isnan = staticmethod(np.isnan)
 
     def __init__(self, exact=False):
-        self.sums = []
+        self.suspects = None  # a boolean mask (broadcastable), or None: no tie yet
         self.exact = exact
 
     def fma(self, a, b, c):
@@ -264,24 +400,13 @@ class _ArrayMath:
             return fma_f32(_F32.type(a), _F32.type(b), _F32.type(c))
         s = np.multiply(a, b, dtype=_F64)
         s += c
-        self.sums.append((a, b, c, s))
+        tie = np.bitwise_and(s.view(_U64), _TIE_BITS) == _TIE
+        if tie.any():
+            # A tie the float64 addition rounded onto (an exact sum rounds right).
+            _, err = _two_sum(np.multiply(a, b, dtype=_F64), np.asarray(c, _F64))
+            tie &= err != 0
+            self.suspects = tie if self.suspects is None else self.suspects | tie
         return s.astype(_F32)
-
-    def ties(self, shape):
-        """A boolean mask of `shape`: where some fma's float64 sum was a tie that
-        the float64 addition had rounded onto (an exact sum rounds right)."""
-        sums = [s.ravel() for _, _, _, s in self.sums]
-        flagged = (np.concatenate(sums).view(_U64) & _TIE_BITS) == _TIE
-        mask = np.zeros(shape, bool)
-        if not flagged.any():
-            return mask
-        for a, b, c, s in self.sums:
-            tie = (s.view(_U64) & _TIE_BITS) == _TIE
-            if tie.any():
-                p = np.multiply(a, b, dtype=_F64)
-                _, err = _two_sum(p, np.asarray(c, _F64))
-                mask |= tie & (err != 0)
-        return mask
 
     @staticmethod
     def where(cond, a, b):
@@ -314,6 +439,8 @@ class _ArrayMath:
     @staticmethod
     def libm(name, *args):
         return libm_values(name, *args)
+
+    libm_reads_subnormals = staticmethod(libm_reads_subnormals)
 
 
 _pack_f = struct.Struct("f").pack
@@ -422,11 +549,21 @@ class _ScalarMath:
         mant, e = math.frexp(x)
         return mant, float(e)
 
+    libm_reads_subnormals = staticmethod(libm_reads_subnormals)
+
     @staticmethod
     def libm(name, *args):
         fun = _libm_function(name, len(args))
         if fun is None:
             return float(libm_values(name, *args))
+        if name == "atanf" and libm_reads_subnormals():
+            # XLA's atan is atan2(x, 1): on one element XLA:CPU calls atan2f (on
+            # arrays, atanf). The two differ only where a C library reads a
+            # subnormal under the flags its own way (glibc 2.41: NaN from atan2f).
+            name, args = "atan2f", (args[0], 1.0)
+        flushed = _call_with_xla_flags(name, [[a] for a in args])
+        if flushed is not None:
+            return flushed[0]
         out = fun(*args)
         x = args[0]
         if name == "cbrtf" and x and abs(x) < _TINY_F:
@@ -462,15 +599,22 @@ def _run(kernel, *args):
         out = out.reshape(args[0].shape)
         return out if dtype == _F32 else out.astype(dtype)
     xs = [a if a.dtype == _F32 else a.astype(_F32) for a in args]
-    m = _ArrayMath()
     with np.errstate(all="ignore"):
-        out = kernel(*xs, m)
-        if m.sums:
-            ties = m.ties(out.shape)
-            if ties.any():
-                out = np.array(out)
-                out[ties] = kernel(*[a[ties] for a in xs], _ArrayMath(exact=True))
+        out = _in_pieces(lambda *v: _run_arrays(kernel, v), xs, _F32)
         return out if dtype == _F32 else out.astype(dtype)
+
+
+def _run_arrays(kernel, xs):
+    """`kernel` on float32 arrays of one shape (a piece of at most `_CHUNK`
+    elements), the elements of a suspicious fma recomputed exactly."""
+    m = _ArrayMath()
+    out = kernel(*xs, m)
+    if m.suspects is not None:
+        ties = np.broadcast_to(m.suspects, out.shape)
+        if ties.any():
+            out = np.array(out)
+            out[ties] = kernel(*[a[ties] for a in xs], _ArrayMath(exact=True))
+    return out
 
 
 _KERNELS = _kernels.KERNELS
@@ -525,7 +669,7 @@ def exact_impl_rule(name, fallback):
         if (
             first in exact_dtypes
             and all(getattr(a, "dtype", None) == first for a in args[1:])
-            and max(np.size(a) for a in args) <= config.xla_exact_math_limit
+            and max(np.size(a) for a in args) <= current().xla_exact_math_limit
         ):
             return [_run(kernel, *args)]
         return fallback(*args, **params)
@@ -535,7 +679,8 @@ def exact_impl_rule(name, fallback):
 
 
 def use_exact_kernel(prim, name):
-    """Route the impl rule of the lax primitive `prim` (already registered with
-    NumPy's function) through the exact kernel `name`; its lowering (compiled code)
-    keeps NumPy's function."""
-    impl_rules[prim] = exact_impl_rule(name, impl_rules[prim])
+    """Give the lax primitive `prim` (its impl rule already registered with NumPy's
+    function) the exact kernel `name` as its eager-only rule (`eager_impl_rules`, run
+    by EvalTrace alone). Compiled code never reaches it: the backend reads
+    `lowering_rules` and `impl_rules` only, so jit keeps NumPy's function."""
+    eager_impl_rules[prim] = exact_impl_rule(name, impl_rules[prim])

@@ -332,10 +332,17 @@ def pow(x, y, m):  # noqa: A001 (lax's name)
     return m.libm("powf", x, y)
 
 
+# XLA hands atan2f the input of asin and acos unchanged: under its flags the C library
+# reads a subnormal its own way (glibc 2.36 as zero, 2.41's atan2f gives NaN). Where
+# the calls here set the flags too (`m.libm_reads_subnormals()`), so do the kernels;
+# elsewhere they model glibc 2.36.
+
+
 def asin(x, m):
-    x = m.daz(x)
-    root = m.sqrt(m.daz(m.mul(m.sub(1.0, x), m.add(x, 1.0))))
-    half = m.libm("atan2f", x, m.add(root, 1.0))
+    flushed = m.daz(x)
+    root = m.sqrt(m.daz(m.mul(m.sub(1.0, flushed), m.add(flushed, 1.0))))
+    y = x if m.libm_reads_subnormals() else flushed
+    half = m.libm("atan2f", y, m.add(root, 1.0))
     return m.add(half, half)
 
 
@@ -345,8 +352,10 @@ _HALF_PI_BELOW = _h(0x3FC90FDA)  # an ulp below pi / 2
 def acos(x, m):
     flushed = m.daz(x)
     root = m.sqrt(m.daz(m.mul(m.sub(1.0, flushed), m.add(flushed, 1.0))))
+    if m.libm_reads_subnormals():
+        return m.libm("atan2f", root, x)
     out = m.libm("atan2f", root, flushed)
-    # glibc's atan2f(1, x) of a negative subnormal x, read as zero with
+    # glibc 2.36's atan2f(1, x) of a negative subnormal x, read as zero with
     # denormals-are-zero: an ulp below pi / 2.
     return m.where((flushed == 0.0) & (x < 0.0), _HALF_PI_BELOW, out)
 

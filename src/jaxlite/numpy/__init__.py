@@ -47,11 +47,4 @@ pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 
 
-def i0(x):
-    """The modified Bessel function of the first kind, order 0 (real inputs)."""
-    from jaxlite.scipy.special import _jnp_i0
-
-    return _jnp_i0(x)
-
-
 _attach_methods(__import__(__name__, fromlist=["*"]))

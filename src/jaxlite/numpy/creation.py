@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from jaxlite import dtypes, lax
+from jaxlite.array import owned_buffer
 from jaxlite.core import Array, Tracer, concrete_or_error
 from jaxlite.eager_jit import eager_jit
 from jaxlite.lax.structural import canonicalize_shape, copy_p, operand
@@ -135,11 +136,9 @@ def _coerce(value, dtype):
         )
     # Nested lists go in as they are, so that out-of-range Python ints raise.
     out = dtypes.coerce_to_array(value if isinstance(value, list) else arr, dtype)
-    if out is value or out.base is not None:
-        # A view of the caller's buffer: copy, so later writes to it cannot change
-        # the (immutable) Array.
-        out = out.copy()
-    return out
+    # A copy unless NumPy built it afresh: later writes to the caller's buffer must
+    # not change the (immutable) Array.
+    return owned_buffer(out, value)
 
 
 def _numpy_from_sequence(obj, leaves, dtype):
@@ -305,8 +304,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     """Evenly spaced values; the bounds must be concrete (they fix the shape)."""
 
     def concrete(value, name):
-        if value is None:
-            return None
+        if value is None or type(value) in _PY_SCALARS:
+            return value  # Python scalars stay weak: `arange(3)` has the default int
         context = f"It arose in the jnp.arange argument `{name}`"
         return concrete_or_error(np.asarray, value, context)[()]
 

@@ -92,9 +92,18 @@ def _axis(axis, ndim):
 
 
 def _axes(axis, ndim):
-    if isinstance(axis, (tuple, list)):
-        return tuple(_axis(a, ndim) for a in axis)
-    return (_axis(axis, ndim),)
+    return tuple(_axis(a, ndim) for a in _index_tuple(axis))
+
+
+def _index_tuple(axis):
+    """`axis` as a tuple of ints: one int, or any iterable of them (a tuple, a list, a
+    `range`, a NumPy array), as JAX accepts."""
+    try:
+        return (operator.index(axis),)
+    except TypeError:
+        if not np.iterable(axis):
+            raise
+    return tuple(operator.index(a) for a in axis)
 
 
 def _static_ints(value, what):
@@ -338,8 +347,7 @@ def rollaxis(a, axis, start=0):
 def expand_dims(a, axis):
     """Insert size-1 axes at the positions `axis` (an int or a tuple) of the result."""
     x = _asarray("expand_dims", a)
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    return lax.expand_dims(x, axes)
+    return lax.expand_dims(x, _index_tuple(axis))
 
 
 def squeeze(a, axis=None):
@@ -384,13 +392,13 @@ def _has_keys(arrays):
 def _join_keys(fun_name, arrays, axis, new_axis):
     """Typed PRNG keys joined through their uint32 data `(*shape, 2)`, whose last
     axis (the two words of a key) stays last."""
-    from jaxlite import random  # (jaxlite.random imports jaxlite.numpy)
-
     keys = list(arrays)  # a key array stands for the list of its rows
     if not keys:
         raise ValueError(f"Need at least one array to {fun_name}.")
-    dtypes.result_type(*keys)  # keys join only with keys of their dtype
-    data = [random.key_data(k) for k in keys]
+    # Keys join only with keys of their dtype, whose rules give their data and wrap
+    # new data (the key dtype is defined by the libs above, in jaxlite.prng).
+    key_dtype = dtypes.result_type(*keys)
+    data = [key_dtype.physical_data(k) for k in keys]
     if new_axis:
         out = stack(data, _axis(axis, np.ndim(data[0])))
     else:
@@ -400,7 +408,7 @@ def _join_keys(fun_name, arrays, axis, new_axis):
         if any(np.ndim(x) < 2 for x in data):
             raise ValueError("Zero-dimensional arrays cannot be concatenated.")
         out = concatenate(data, _axis(axis, np.ndim(data[0]) - 1))
-    return random.wrap_key_data(out)
+    return key_dtype.wrap_physical_data(out)
 
 
 def concatenate(arrays, axis=0, dtype=None):
@@ -734,7 +742,9 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None
             return _repeat_scalar(x, r, axis)
         reps = np.full((n,), r)
     reps = np.broadcast_to(reps, (n,))
-    idx = np.repeat(np.arange(n), reps)
+    # NumPy's repeat takes counts it can cast safely to np.intp: not int64 where
+    # np.intp has 32 bits.
+    idx = np.repeat(np.arange(n), reps.astype(np.intp))
     if total_repeat_length is not None and n:
         # Beyond the repeated elements, the result continues with the last element.
         total = operator.index(total_repeat_length)

@@ -9,8 +9,8 @@ longer than the signal swaps the two, as NumPy does.
 
 A window depends only on its static length M, so its points are computed in NumPy
 in float64 and stored in the default float type; only kaiser's `beta` may be traced,
-so it is the one window built from lax operations (the Bessel function i0 of
-jaxlite.scipy.special).
+so it is the one window built from lax operations (with `i0`, the modified Bessel
+function of order 0, defined here for jnp and reused by jaxlite.scipy.special).
 """
 
 from __future__ import annotations
@@ -21,8 +21,13 @@ import numpy as np
 
 from jaxlite import dtypes, lax
 from jaxlite.core import concrete_or_error
+from jaxlite.lax.custom_derivatives import custom_jvp
 from jaxlite.numpy.creation import asarray
-from jaxlite.numpy.ufuncs import check_arraylike, promote_dtypes_inexact
+from jaxlite.numpy.ufuncs import (
+    check_arraylike,
+    promote_args_inexact,
+    promote_dtypes_inexact,
+)
 
 __all__ = [
     "convolve",
@@ -31,6 +36,7 @@ __all__ = [
     "blackman",
     "hamming",
     "hanning",
+    "i0",
     "kaiser",
 ]
 
@@ -145,8 +151,6 @@ def hanning(M):  # noqa: N803
 def kaiser(M, beta):  # noqa: N803
     """The Kaiser window of length M and shape `beta` (which may be traced):
     `i0(beta sqrt(1 - (2n/(M-1) - 1)^2)) / i0(beta)`."""
-    from jaxlite.scipy.special import i0
-
     M = _length("kaiser", M)  # noqa: N806
     check_arraylike("kaiser", beta)
     dtype = dtypes.default_float_dtype()
@@ -159,4 +163,33 @@ def kaiser(M, beta):  # noqa: N803
     alpha = (M - 1) / 2.0
     radius = _window(np.sqrt(1 - ((n - alpha) / alpha) ** 2))
     beta_n = lax.broadcast_in_dim(beta, (M,), ())
-    return lax.div(i0(lax.mul(beta_n, radius)), i0(beta_n))
+    return lax.div(_i0(lax.mul(beta_n, radius)), _i0(beta_n))
+
+
+# i0: the modified Bessel function of the first kind, order 0.
+
+
+def i0(x):
+    """jnp.i0: the modified Bessel function of order 0 for real floating inputs (its
+    derivative is exactly 0 at x = 0)."""
+    (x,) = promote_args_inexact("i0", x)
+    if not dtypes.issubdtype(x.dtype, np.floating):
+        raise ValueError(f"Unsupported input type to jax.numpy.i0: {x.dtype}")
+    return _i0(x)
+
+
+@custom_jvp
+def _i0(x):
+    abs_x = lax.abs(x)
+    return lax.mul(lax.exp(abs_x), lax.bessel_i0e(abs_x))
+
+
+def _i0_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    out = _i0(x)
+    slope = lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
+    zero = lax.full_like(x, 0)
+    return out, lax.mul(t, lax.select(lax.eq(x, zero), zero, slope))
+
+
+_i0.defjvp(_i0_jvp)

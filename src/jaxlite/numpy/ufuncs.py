@@ -258,7 +258,18 @@ def _scalar_operand(array, scalar):
     dtype, weak = dtypes.result_type(array, scalar, return_weak_type_flag=True)
     if dtype != array._value.dtype or weak != array.weak_type:
         return None
+    limit = _NARROW_FLOAT_MAX.get(dtype, np.inf)
+    if not -limit <= scalar <= limit:
+        with np.errstate(over="ignore"):  # beyond the dtype's range: inf, silently
+            return Array(np.asarray(scalar).astype(dtype)[()], True)
     return Array(np.asarray(scalar).astype(dtype)[()], True)  # wraps, as JAX does
+
+
+# The largest finite values of the float dtypes a Python scalar may overflow.
+_NARROW_FLOAT_MAX = {
+    np.dtype(t): float(dtypes.finfo(t).max)
+    for t in (np.float16, dtypes.bfloat16, np.float32)
+}
 
 
 def _binary(name, prim, promote=promote_args, bool_prim=None):

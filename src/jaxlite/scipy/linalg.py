@@ -12,6 +12,7 @@ differentiates to any order, vmaps and jits.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -284,7 +285,12 @@ def solve_triangular(
     debug=None,
     check_finite=True,
 ):
-    """Solve `op(a) x = b` for triangular a; trans 0/"N", 1/"T" or 2/"C"."""
+    """Solve `op(a) x = b` for triangular a; trans 0/"N", 1/"T" or 2/"C".
+
+    As `jnp.vectorize` with signature `(n,n),(n,k)->(n,k)` (`(n,n),(n)->(n)` for a 1-D
+    `b`): the batch dimensions of `a` and `b` broadcast against each other. A `b` with
+    one dimension less than `a` and `a`'s size last is still read as a batch of
+    vectors, with JAX's FutureWarning."""
     if trans in (0, "N"):
         transpose_a, conjugate_a = False, False
     elif trans in (1, "T"):
@@ -294,9 +300,15 @@ def solve_triangular(
     else:
         raise ValueError(f"Invalid 'trans' value {trans}")
     a, b = _inexact("jax.scipy.linalg.solve_triangular", a, b)
-    vector = np.ndim(a) == np.ndim(b) + 1
+    a_shape, b_shape = np.shape(a), np.shape(b)
+    vector = len(b_shape) == 1
+    if len(b_shape) > 1 and len(a_shape) == len(b_shape) + 1:
+        vector = a_shape[-1] == b_shape[-1]
+        if vector:
+            warnings.warn(SOLVE_TRIANGULAR_1D_DEPRECATION, FutureWarning, stacklevel=2)
     if vector:
         b = b[..., None]
+    a, b = _broadcast_batch(a, b)
     out = lax_linalg.triangular_solve(
         a,
         b,
@@ -307,6 +319,25 @@ def solve_triangular(
         unit_diagonal=unit_diagonal,
     )
     return out[..., 0] if vector else out
+
+
+SOLVE_TRIANGULAR_1D_DEPRECATION = (
+    "jax.scipy.linalg.solve_triangular: batched 1D solves with b.ndim > 1 are "
+    "deprecated, and in the future will be treated as a batched 2D solve. Use "
+    "solve_triangular(a, b[..., None]).squeeze(-1) to avoid this warning."
+)
+
+
+def _broadcast_batch(a, b):
+    """Matrices `a` and `b` with their batch dimensions (all but the last two)
+    broadcast to a common shape."""
+    a_shape, b_shape = np.shape(a), np.shape(b)
+    batch = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    if a_shape[:-2] != batch:
+        a = broadcast_to(a, batch + a_shape[-2:])
+    if b_shape[:-2] != batch:
+        b = broadcast_to(b, batch + b_shape[-2:])
+    return a, b
 
 
 def inv(a, overwrite_a=False, check_finite=True):

@@ -637,31 +637,6 @@ def i0(x):
     return lax.mul(lax.exp(lax.abs(x)), lax.bessel_i0e(x))
 
 
-def _jnp_i0(x):
-    """jnp.i0: the modified Bessel function of order 0 for real floating inputs (its
-    derivative is exactly 0 at x = 0)."""
-    (x,) = promote_args_inexact("i0", x)
-    if not dtypes.issubdtype(x.dtype, np.floating):
-        raise ValueError(f"Unsupported input type to jax.numpy.i0: {x.dtype}")
-    return _numpy_i0(x)
-
-
-@custom_jvp
-def _numpy_i0(x):
-    abs_x = lax.abs(x)
-    return lax.mul(lax.exp(abs_x), lax.bessel_i0e(abs_x))
-
-
-def _numpy_i0_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    out = _numpy_i0(x)
-    slope = lax.mul(lax.exp(lax.abs(x)), lax.bessel_i1e(x))
-    return out, lax.mul(t, _where(lax.eq(x, _const(x, 0)), _full(x, 0), slope))
-
-
-_numpy_i0.defjvp(_numpy_i0_jvp)
-
-
 def i1e(x):
     """The exponentially scaled modified Bessel function of order 1."""
     (x,) = promote_args_inexact("i1e", x)

@@ -24,8 +24,7 @@ import numpy as np
 
 from jaxlite import dtypes, lax, tree_util
 from jaxlite import numpy as jnp
-from jaxlite.api import ShapeDtypeStruct
-from jaxlite.core import Array, Tracer
+from jaxlite.core import Array, ShapeDtypeStruct, Tracer
 from jaxlite.effects import (
     Effect,
     control_flow_allowed_effects,

@@ -42,6 +42,7 @@ from jaxlite.experimental.checkify.error import (
 )
 from jaxlite.experimental.checkify.primitive import check_p
 from jaxlite.interpreters import ad
+from jaxlite.interpreters import partial_eval as pe
 from jaxlite.interpreters.partial_eval import DebugInfo, trace_to_jaxpr
 from jaxlite.lax import control_flow as cf
 from jaxlite.lax import elementwise as ew
@@ -67,7 +68,7 @@ from jaxlite.lax.scatter import (
 from jaxlite.lax.sorting import cumlogsumexp_p, cummax_p, cummin_p, cumprod_p, cumsum_p
 from jaxlite.lax.structural import pad_p
 from jaxlite.lax.windowed import reduce_p, reduce_window_p, reduce_window_sum_p
-from jaxlite.util import safe_zip, split_list
+from jaxlite.util import fun_name, safe_zip, split_list
 
 zip = safe_zip
 
@@ -101,7 +102,7 @@ def checkify(f, errors=user_checks):
             out_leaves, box["tree"] = tree_util.tree_flatten(f(*args, **kwargs))
             return out_leaves
 
-        name = getattr(f, "__name__", type(f).__name__)
+        name = fun_name(f)
         closed = trace_to_jaxpr(closed_f, [], DebugInfo(name, "checkify"))
         error, outs = checkify_jaxpr(closed, enabled, init_error, [])
         return error, tree_util.tree_unflatten(box["tree"], outs)
@@ -168,7 +169,7 @@ def _trace_body(step, error, arg_avals, err_at=0):
     """`_trace_checked` for a loop or branch body, whose jaxpr has no constvars:
     `(jaxpr, consts to pass as its leading operands, out layout)`."""
     closed, layout = _trace_checked(step, error, arg_avals, err_at)
-    return (*cf.hoist_consts(closed), layout)
+    return (*pe.hoist_consts(closed), layout)
 
 
 def _prepare(trace_layouts, error):
@@ -432,7 +433,7 @@ def _cond_rule(error, enabled, index, *ops, branches):
 
     error = _prepare(lambda e: [t[2] for t in trace_all(e)], error)
     traced = trace_all(error)
-    jaxprs, consts = cf.merge_branch_consts(
+    jaxprs, consts = pe.merge_branch_consts(
         [t[0] for t in traced], [t[1] for t in traced]
     )
     leaves = error._leaves()
@@ -521,7 +522,7 @@ def _while_rule(
     c_avals = [get_aval(x) for x in (*cc, *carry)]
     cond, c_hoisted, _ = _trace_body(cond_only, error, c_avals, cond_nconsts)
     n = len(error._leaves())
-    cond = cf.prune_outputs(cond, [False] * n + [True])
+    cond = pe.prune_outputs(cond, [False] * n + [True])
     outs = while_p.bind(
         *c_hoisted,
         *cc,
@@ -621,8 +622,8 @@ def _custom_vjp_rule(
     def bwd_rule(residuals, cts):
         return [None] * skip + list(bwd(residuals, cts[n:]))
 
-    fwd_rule.__name__ = getattr(fwd, "__name__", "fwd")
-    bwd_rule.__name__ = getattr(bwd, "__name__", "bwd")
+    fwd_rule.__name__ = fun_name(fwd, "fwd")
+    bwd_rule.__name__ = fun_name(bwd, "bwd")
     outs = custom_vjp_call_p.bind(
         *leaves, *args, name=name, fun=fun, fwd=fwd_rule, bwd=bwd_rule
     )

@@ -351,6 +351,14 @@ class Rotation(typing.NamedTuple):
         return self.quat.ndim == 1
 
 
+# A namedtuple's field is `property(operator.itemgetter(0))` where CPython's C
+# accessor `_collections._tuplegetter` is missing (PyPy): that would call the
+# `__getitem__` above, which reads `quat` again. Read the tuple's own slot instead.
+Rotation.quat = property(
+    lambda self: tuple.__getitem__(self, 0), doc="Alias for field number 0"
+)
+
+
 class Slerp(typing.NamedTuple):
     """Spherical linear interpolation of rotations; build it with `Slerp.init`."""
 
