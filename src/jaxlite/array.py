@@ -44,15 +44,16 @@ def owned_buffer(value, source, private=()):
     """
     if type(value) is not np.ndarray:
         return value  # NumPy scalars are immutable
-    if (
-        value is not source
-        and value.base is None
-        and (
+    for p in private:  # the common case first: a callback returning its argument
+        if value is p:
+            return value
+    if value.base is None:  # an owner: fresh, or someone else's
+        if value is not source and (
             type(source) in _FRESH_SOURCES
             or isinstance(source, (np.ndarray, np.generic))
-        )
-    ):
-        return value
+        ):
+            return value
+        return value.copy()
     if private and _views_one_of(value, private):
         return value
     return value.copy()
