@@ -14,6 +14,7 @@ import collections
 import contextlib
 import io
 import traceback
+import warnings
 from functools import partial
 
 import numpy as np
@@ -1405,3 +1406,24 @@ def test_ordered_effect_names_in_jaxpr_params():
 def test_partial_application_of_pure_callback():
     f = partial(jax.pure_callback, sin_host, F32)
     np.testing.assert_allclose(float(jax.jit(f)(1.0)), np.sin(1.0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("library", ["jaxlite", "jax"])
+def test_callbacks_run_under_numpys_default_warnings(library):
+    """jaxlite's compiled code computes 0/0 and log(0) silently, but the user's own
+    NumPy code inside a callback warns as it does outside (as in JAX)."""
+    lib = pytest.importorskip(library)
+    spec = lib.ShapeDtypeStruct((), np.float32)
+
+    def cb(x):
+        return np.log(x - x)
+
+    f = lib.jit(lambda x: lib.pure_callback(cb, spec, x) + x / 0.0)
+    g = lib.jit(lambda x: lib.pure_callback(cb, spec, x, vmap_method="sequential"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = f(np.float32(1.0))
+        lib.vmap(g)(np.ones(2, np.float32))
+    assert np.isnan(out)
+    messages = [str(w.message) for w in caught]
+    assert messages == ["divide by zero encountered in log"] * 3, messages

@@ -666,3 +666,42 @@ def test_python_scalars_convert_straight_to_the_target_dtype(x64):
 def test_python_scalar_conversions_match_jax(x64):
     jax = _jax()
     assert _conversion_results(jaxlite, x64) == _conversion_results(jax, x64)
+
+
+# A Python int operand of a jnp ufunc is parsed as the default integer type first (JAX's
+# ufuncs are jitted): one that does not fit raises OverflowError, whatever the other
+# operand's dtype, where it used to wrap silently.
+_INT_OPERANDS = {
+    "i32 + 2**40": "jnp.zeros(2, jnp.int32) + 2**40",
+    "f32 * 2**40": "jnp.zeros(2) * 2**40",
+    "2**40 + f32": "2**40 + jnp.zeros(2)",
+    "i32 + 2**31": "jnp.zeros(2, jnp.int32) + 2**31",
+    "u32 + 0xFFFFFFFF": "jnp.zeros(2, jnp.uint32) + 0xFFFFFFFF",
+    "u8 + 300": "jnp.zeros(2, jnp.uint8) + 300",
+    "i32 - -2**31": "jnp.zeros(2, jnp.int32) - (-(2**31))",
+    "maximum": "jnp.maximum(jnp.zeros(2), 2**40)",
+    "where": "jnp.where(True, jnp.zeros(2), 2**40)",
+    "f32 * 2**63": "jnp.zeros(2) * 2**63",
+}
+
+
+def _int_operand_results(m, x64):
+    out = {}
+    with warnings.catch_warnings(), m.enable_x64(x64):
+        warnings.simplefilter("ignore")
+        for name, expr in _INT_OPERANDS.items():
+            try:
+                r = eval(expr, {"jnp": m.numpy})
+            except OverflowError:
+                out[name] = "OverflowError"
+            else:
+                out[name] = (str(r.dtype), np.asarray(r).tolist())
+    return out
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_python_int_operands_overflow_as_in_jax(x64):
+    got = _int_operand_results(jaxlite, x64)
+    assert got["f32 * 2**40"] == ("OverflowError" if not x64 else ("float64", [0, 0]))
+    assert got["u8 + 300"] == ("uint8", [44, 44])
+    assert got == _int_operand_results(_jax(), x64)

@@ -46,7 +46,12 @@ from jaxlite.core import (
     set_current_trace,
 )
 from jaxlite.interpreters import ad, batching
-from jaxlite.interpreters.partial_eval import closure_call_primitives, trace_to_jaxpr
+from jaxlite.interpreters.partial_eval import (
+    DynamicJaxprTrace,
+    _flat_arg_names,
+    closure_call_primitives,
+    trace_to_jaxpr,
+)
 
 
 def _remat_abstract(*avals, differentiated, jaxpr, policy, prevent_cse):
@@ -552,7 +557,6 @@ def saved_residuals(f, *args, **kwargs):
     """`[(aval, where it comes from)]` for each residual reverse mode of `f` saves: an
     argument (by name), a constant, or the output of an equation (with the user's
     source line), as JAX reports them."""
-    from jaxlite.interpreters.partial_eval import DynamicJaxprTrace, _flat_arg_names
     from jaxlite.numpy import asarray
 
     flat, in_tree = tree_util.tree_flatten((args, kwargs))

@@ -8,9 +8,19 @@ import functools
 import numpy as np
 
 from jaxlite import dtypes, tree_util
-from jaxlite.core import Array, ShapedArray, Tracer, as_value, get_aval
+from jaxlite.core import (
+    Array,
+    ShapedArray,
+    Tracer,
+    as_value,
+    eval_jaxpr,
+    get_aval,
+)
 from jaxlite.interpreters import ad
-from jaxlite.interpreters.partial_eval import trace_to_jaxpr
+from jaxlite.interpreters.partial_eval import (
+    abstractify,
+    trace_to_jaxpr,
+)
 from jaxlite.util import fun_sourceinfo, wraps
 
 
@@ -142,8 +152,6 @@ def linearize(fun, *primals, has_aux=False):
                 f"linearized function called on tangent values inconsistent with the "
                 f"original primal values: expected {p_tree}, got {t_tree}."
             )
-        from jaxlite.core import eval_jaxpr
-
         t_leaves = [as_value(t) for t in t_leaves]
         out_t = eval_jaxpr(jaxpr, consts, *t_leaves)[:n_out]
         return tree_util.tree_unflatten(out_tree, out_t)
@@ -553,8 +561,6 @@ def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of the linear function `fun`, traced at `primals`' shapes and
     dtypes (arrays, scalars or `ShapeDtypeStruct`s). Returns a pytree (a `Partial`
     holding the traced constants) taking one cotangent like `fun`'s output."""
-    from jaxlite.interpreters.partial_eval import abstractify
-
     if reduce_axes:
         raise NotImplementedError("reduce_axes argument to transpose is deprecated")
     p_leaves, p_tree = tree_util.tree_flatten(primals)

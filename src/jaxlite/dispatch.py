@@ -45,7 +45,11 @@ from jaxlite.core import (
 from jaxlite.debug_nans import call_primitives, check_jit_outputs
 from jaxlite.errors import JaxRuntimeError, UnexpectedTracerError
 from jaxlite.interpreters import ad, batching
-from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
+from jaxlite.interpreters.partial_eval import (
+    abstractify,
+    debug_info,
+    trace_to_jaxpr,
+)
 from jaxlite.runtime import check_backend
 from jaxlite.util import fun_name
 
@@ -499,8 +503,6 @@ class JitFunction:
         return closed, exe, out_tree, out_weak
 
     def _trace(self, args, kwargs, leaves, treedef, sig):
-        from jaxlite.interpreters.partial_eval import abstractify
-
         packed = (
             bool(kwargs) or self._has_static
         )  # as in `_lookup`: (args, kwargs) tree

@@ -151,6 +151,23 @@ def default_int_dtype():
     return _int64 if current().x64_enabled else _int32
 
 
+_INT_RANGES = {
+    _int32: (-(2**31), 2**31 - 1),
+    _int64: (-(2**63), 2**63 - 1),
+}
+
+
+def check_python_int(x):
+    """The default integer dtype, after checking that the Python int `x` fits it: JAX
+    parses a Python int as that type (weakly) before any promotion, so one that does
+    not fit raises OverflowError instead of wrapping around."""
+    dt = default_int_dtype()
+    low, high = _INT_RANGES[dt]
+    if not low <= x <= high:
+        raise OverflowError(f"Python int {x} too large to convert to {dt}")
+    return dt
+
+
 def default_uint_dtype():
     return _uint64 if current().x64_enabled else _uint32
 
@@ -813,11 +830,7 @@ def coerce_to_array(x, dtype=None):
         return np.asarray(x, dtype=dt)
     t = type(x)
     if t is int:
-        dt = default_int_dtype()
-        info = np.iinfo(dt)
-        if not info.min <= x <= info.max:
-            raise OverflowError(f"Python int {x} too large to convert to {dt}")
-        return np.asarray(x, dtype=dt)
+        return np.asarray(x, dtype=check_python_int(x))
     if t in _python_scalar_types:
         dt = _default_dtype_of_python_type(t)
         if t is not bool and abs(x) > _FLOAT32_MAX:  # inf without x64, silently

@@ -13,7 +13,10 @@ import warnings
 import numpy as np
 
 from jaxlite.array import from_host
-from jaxlite.core import as_value
+from jaxlite.core import (
+    Array,
+    as_value,
+)
 from jaxlite.cpu_device import (  # noqa: F401  (re-exported)
     _DEVICE,
     CpuDevice,
@@ -75,8 +78,6 @@ def live_arrays(platform=None):
     """Every jaxlite Array alive in the process (found by the garbage collector, so
     this is slow: for debugging memory use, as in JAX)."""
     import gc
-
-    from jaxlite.core import Array
 
     return [obj for obj in gc.get_objects() if type(obj) is Array]
 

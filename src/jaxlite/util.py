@@ -109,18 +109,25 @@ def wraps(wrapped):
 # NumPy's floating-point warnings off for one call
 
 
+# NumPy's defaults, which host callbacks run under (as in JAX, where they run on a
+# thread of their own): jaxlite's own code runs quiet, the user's code as usual.
+_NUMPY_DEFAULTS = dict(divide="warn", over="warn", under="ignore", invalid="warn")
+
+
 def _quiet_fp_state():
-    """NumPy's per-context error state, and its value under `errstate(all="ignore")`,
-    or (None, None) where this NumPy keeps it elsewhere."""
+    """NumPy's per-context error state, and its values under `errstate(all="ignore")`
+    and under NumPy's defaults, or Nones where this NumPy keeps it elsewhere."""
     try:
         from numpy._core._ufunc_config import _extobj_contextvar as state
     except ImportError:
-        return None, None
+        return None, None, None
     with np.errstate(all="ignore"):
-        return state, state.get()
+        quiet = state.get()
+    with np.errstate(**_NUMPY_DEFAULTS):
+        return state, quiet, state.get()
 
 
-_fp_state, _fp_quiet = _quiet_fp_state()
+_fp_state, _fp_quiet, _fp_default = _quiet_fp_state()
 
 if _fp_state is not None:
 
@@ -130,12 +137,22 @@ if _fp_state is not None:
         cost (0.2 instead of 2 microseconds): it sets NumPy's context variable."""
         return _fp_state.set(_fp_quiet)
 
+    def default_fp():
+        """NumPy's default floating-point warnings in this context (for user code
+        called from jaxlite's, such as a host callback); a token for `restore_fp`."""
+        return _fp_state.set(_fp_default)
+
     restore_fp = _fp_state.reset
 
 else:
 
     def quiet_fp():
         state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def default_fp():
+        state = np.errstate(**_NUMPY_DEFAULTS)
         state.__enter__()
         return state
 

@@ -22,14 +22,19 @@ import numpy as np
 from jaxlite import dtypes
 from jaxlite.core import (
     Array,
+    ClosedJaxpr,
+    Jaxpr,
     Literal,
     Primitive,
     ShapedArray,
     Trace,
     Tracer,
     abstract_eval_rules,
+    current_trace,
+    eval_jaxpr,
     get_aval,
     impl_rules,
+    jaxpr_as_fun,
     no_effects,
     set_current_trace,
 )
@@ -243,15 +248,11 @@ def jvp_of_jaxpr_rule(primals, tangents, *, jaxpr, **params):
     Running the body under a nested JVP trace keeps linearize's split of known and
     tangent work exact (the body's primal work is not moved into the linear jaxpr).
     """
-    from jaxlite.core import jaxpr_as_fun
-
     return jvp_flat(jaxpr_as_fun(jaxpr), primals, tangents)
 
 
 def jvp_flat(fun, primals, tangents):
     """Forward mode on flat lists: `fun(*primals) -> list`; returns (outs, out_tangents)."""
-    from jaxlite.core import current_trace
-
     trace = JVPTrace(current_trace())
     tracers = [trace.lift(p, t) for p, t in zip(primals, tangents)]
     with set_current_trace(trace):
@@ -275,8 +276,6 @@ def jvp_jaxpr(closed, nonzeros, instantiate):
     `jaxpr` stand for `consts`, values the JVP closes over (those of a `jit` or a
     custom JVP rule called in the body), to be passed as operands.
     """
-    from jaxlite.core import jaxpr_as_fun
-
     in_avals = closed.in_avals
     t_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzeros) if nz]
     n = len(in_avals)
@@ -449,8 +448,6 @@ def partial_eval_jaxpr(closed, in_unknowns, instantiate=False, order=None):
     known stay on the known side, so they run exactly once. A list passed as `order`
     receives the equations of both parts in program order.
     """
-    from jaxlite.core import Jaxpr, eval_jaxpr
-
     known_trace = DynamicJaxprTrace()
     unknown_trace = DynamicJaxprTrace(parent=known_trace)  # residuals are known values
     if order is None:
@@ -482,8 +479,6 @@ def partial_eval_jaxpr(closed, in_unknowns, instantiate=False, order=None):
         known = known_trace.to_jaxpr(known_outs + list(residuals))
     finally:
         known_trace.is_live = unknown_trace.is_live = False
-    from jaxlite.core import ClosedJaxpr
-
     return known, ClosedJaxpr(unknown, []), out_unknowns, len(residuals)
 
 
@@ -508,8 +503,6 @@ def linearize_flat(fun, primals, literal_primals=None):
     first use. Scalars stay residuals too, except the primals flagged in
     `literal_primals` (those the user passed as Python scalars), which are literals.
     """
-    from jaxlite.core import current_trace
-
     parent = current_trace()
     tangent_trace = DynamicJaxprTrace()
     residuals = {}
@@ -544,8 +537,6 @@ def linearize_flat(fun, primals, literal_primals=None):
 
 def _inputs_first(closed, primals):
     """`closed` with the residuals that are primal inputs moved first, in input order."""
-    from jaxlite.core import ClosedJaxpr, Jaxpr
-
     j = closed.jaxpr
     position = {id(p): i for i, p in reversed(list(enumerate(primals)))}
     pairs = list(zip(j.constvars, closed.consts))
@@ -645,8 +636,6 @@ def backward_pass(jaxpr, consts, cts_out):
 def transpose_jaxpr_call(cts, args, closed):
     """Transpose rule of a call-like primitive (jit, remat) with body `closed`: its
     known operands act as residuals, its UndefinedPrimal operands are the linear inputs."""
-    from jaxlite.core import Jaxpr
-
     j = closed.jaxpr
     linear = [is_undefined(a) for a in args]
     known_vars = [v for v, lin in zip(j.invars, linear) if not lin]

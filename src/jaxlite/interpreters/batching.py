@@ -28,6 +28,7 @@ import numpy as np
 
 from jaxlite.core import (
     ClosedJaxpr,
+    Jaxpr,
     ShapedArray,
     Trace,
     Tracer,
@@ -105,8 +106,6 @@ def rule_axis_name():
 
 def _mentions_axis(params, name):
     """Whether a sub-jaxpr in `params` holds a collective over axis `name`."""
-    from jaxlite.core import Jaxpr
-
     stack = list(params.values())
     while stack:
         v = stack.pop()

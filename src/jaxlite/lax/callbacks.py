@@ -43,6 +43,7 @@ from jaxlite.core import (
     Jaxpr,
     Primitive,
     ShapedArray,
+    ShapeDtypeStruct,
     Tracer,
     _state,
     abstract_eval_rules,
@@ -54,7 +55,14 @@ from jaxlite.core import (
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
-from jaxlite.util import merge_lists, partition_list, safe_map, safe_zip
+from jaxlite.util import (
+    default_fp,
+    merge_lists,
+    partition_list,
+    restore_fp,
+    safe_map,
+    safe_zip,
+)
 
 map, unsafe_zip, zip = safe_map, zip, safe_zip
 
@@ -243,8 +251,6 @@ def _structure_difference(declared, actual, path="the top level"):
 
 
 def _declared_pytree(result_tree, result_avals):
-    from jaxlite.core import ShapeDtypeStruct
-
     sds = [ShapeDtypeStruct(a.shape, a.dtype) for a in result_avals]
     return tree_util.tree_unflatten(result_tree, sds)
 
@@ -436,13 +442,18 @@ def _build_host_fn(cb, result_avals):
     positional = cb._positional
     check = _result_checker(cb, result_avals) if cb.result_tree is not None else None
 
+    # The user's function runs under NumPy's default floating-point warnings (see
+    # `util.default_fp`), not the quiet state of the compiled code calling it.
     def call_in_eval_trace(vals):
         with set_current_trace(eval_trace):
+            token = default_fp()
             try:
                 return cb.call(vals)
             except BaseException as e:
                 _add_note(e, fn, what)
                 raise
+            finally:
+                restore_fp(token)
 
     if check is None:  # debug callbacks: the result is ignored
 
@@ -451,6 +462,7 @@ def _build_host_fn(cb, result_avals):
             if _state.trace is not eval_trace:
                 call_in_eval_trace(vals)
                 return []
+            token = default_fp()
             try:
                 if positional:
                     fn(*vals)
@@ -459,6 +471,8 @@ def _build_host_fn(cb, result_avals):
             except BaseException as e:
                 _add_note(e, fn, what)
                 raise
+            finally:
+                restore_fp(token)
             return []
 
         return host_debug
@@ -470,11 +484,14 @@ def _build_host_fn(cb, result_avals):
                 v.flags.writeable = False
             if _state.trace is not eval_trace:
                 return check(call_in_eval_trace([v]), (v,))
+            token = default_fp()
             try:
                 r = fn(v)
             except BaseException as e:
                 _add_note(e, fn, what)
                 raise
+            finally:
+                restore_fp(token)
             return check(r, (v,))
 
         return host_one
@@ -483,11 +500,14 @@ def _build_host_fn(cb, result_avals):
         vals = [_readonly(v) for v in vals]
         if _state.trace is not eval_trace:
             return check(call_in_eval_trace(vals), vals)
+        token = default_fp()
         try:
             r = fn(*vals) if positional else cb.call(vals)
         except BaseException as e:
             _add_note(e, fn, what)
             raise
+        finally:
+            restore_fp(token)
         return check(r, vals)
 
     return host
@@ -898,8 +918,6 @@ _SIMPLE_SPEC_TYPES = (np.ndarray, np.generic, Array, Tracer)
 
 def _result_avals(result_shape_dtypes, what):
     """(flat ShapedArrays, PyTreeDef) of a `result_shape_dtypes` pytree."""
-    from jaxlite.core import ShapeDtypeStruct
-
     if type(result_shape_dtypes) is ShapeDtypeStruct or isinstance(
         result_shape_dtypes, _SIMPLE_SPEC_TYPES
     ):

@@ -45,7 +45,10 @@ from jaxlite.lax.callbacks import (
     pure_callback_p,
 )
 from jaxlite.lax.dot import dot_general_p
-from jaxlite.lax.elementwise import add_p
+from jaxlite.lax.elementwise import (
+    add_p,
+    convert_element_type,
+)
 from jaxlite.lax.reductions import reduce_sum
 from jaxlite.util import fun_name, safe_zip
 
@@ -161,8 +164,6 @@ def memoized_wrapper(cache, fun, make):
 def promote_weak_inputs(vals, in_avals, out_avals):
     """Weakly typed initial values whose type the body changes take the body's type
     (`fori_loop(0, n, f, 0)` with `f` adding an int32 array). Returns (vals, changed)."""
-    from jaxlite.lax.elementwise import convert_element_type
-
     new, changed = [], False
     for v, a_in, a_out in zip(vals, in_avals, out_avals):
         if a_in.weak_type and not typematch(a_in, a_out):

@@ -56,6 +56,7 @@ from jaxlite.lax.structural import (
     broadcast_in_dim,
     canonicalize_shape,
     concatenate,
+    expand_dims,
     operand,
     pad,
     squeeze,
@@ -567,8 +568,6 @@ def dynamic_update_slice_in_dim(
 def dynamic_update_index_in_dim(
     operand_, update, index, axis, *, allow_negative_indices=True
 ):
-    from jaxlite.lax.structural import expand_dims
-
     x, update = operand(operand_), operand(update)
     axis = canonicalize_axis(axis, np.ndim(x))
     if np.ndim(update) == np.ndim(x) - 1:

@@ -29,8 +29,10 @@ from jaxlite.core import (
     Primitive,
     ShapedArray,
     abstract_eval_rules,
+    eval_trace,
     impl_rules,
     no_effects,
+    set_current_trace,
 )
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax import elementwise as ew
@@ -172,8 +174,6 @@ def _decomposed(lhs, rhs, group_sizes, *, rdn, precision, preferred_element_type
 
 
 def _ragged_impl(lhs, rhs, group_sizes, **params):
-    from jaxlite.core import eval_trace, set_current_trace
-
     with set_current_trace(eval_trace):
         out = _decomposed(lhs, rhs, group_sizes, **_decomp_params(params))
     return [np.asarray(out)]

@@ -32,6 +32,7 @@ import numpy as np
 
 from jaxlite import dtypes, tree_util
 from jaxlite.core import (
+    Array,
     ClosedJaxpr,
     Jaxpr,
     Primitive,
@@ -58,6 +59,7 @@ from jaxlite.lax.convolution import (
 )
 from jaxlite.lax.indexing import slice as lax_slice
 from jaxlite.lax.structural import (
+    broadcast_in_dim,
     concatenate,
     operand,
     pad,
@@ -552,8 +554,6 @@ def _fold_last_axis(closed, inits, xs, valid=None):
     keep the operands in order, so an associative computation agrees. Elements where
     the boolean array `valid` is False are skipped (XLA skips padding that way); such
     a fold always runs left to right."""
-    from jaxlite.lax.structural import broadcast_in_dim
-
     shape = tuple(np.shape(xs[0]))
     n, ndim = shape[-1], len(shape)
     acc = [broadcast_in_dim(i, shape[:-1], ()) for i in inits]
@@ -587,8 +587,6 @@ _SEQUENTIAL_FOLD = 32
 
 def _eager(fun, *args):
     """Run a lax expression on NumPy values now; NumPy values out."""
-    from jaxlite.core import Array
-
     with set_current_trace(eval_trace):
         outs = fun(*[Array(np.asarray(a)) for a in args])
     return [np.asarray(o._value if hasattr(o, "_value") else o) for o in outs]

@@ -226,18 +226,28 @@ def promote_shapes(fun_name, *args):
     ]
 
 
-def promote_args(fun_name, *args):
+def _check_operands(fun_name, args):
+    """`check_arraylike`, and a Python int operand must fit the default integer type:
+    JAX's ufuncs are jitted, and parse it as one (`jnp.zeros(2) * 2**40` raises
+    OverflowError where x64 is off, not only in integer arithmetic)."""
     check_arraylike(fun_name, *args)
+    for a in args:
+        if type(a) is int:
+            dtypes.check_python_int(a)
+
+
+def promote_args(fun_name, *args):
+    _check_operands(fun_name, args)
     return promote_shapes(fun_name, *promote_dtypes(*args))
 
 
 def promote_args_inexact(fun_name, *args):
-    check_arraylike(fun_name, *args)
+    _check_operands(fun_name, args)
     return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
 
 
 def promote_args_numeric(fun_name, *args):
-    check_arraylike(fun_name, *args)
+    _check_operands(fun_name, args)
     return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
 
 
@@ -255,6 +265,8 @@ def _fast(x, y):
 def _scalar_operand(array, scalar):
     """`scalar` as a weak 0-d Array of `array`'s dtype, when promotion leaves `array`
     unchanged (the common `x + 1.0`); else None."""
+    if type(scalar) is int:
+        dtypes.check_python_int(scalar)  # see `_check_operands`
     dtype, weak = dtypes.result_type(array, scalar, return_weak_type_flag=True)
     if dtype != array._value.dtype or weak != array.weak_type:
         return None
@@ -1068,7 +1080,7 @@ def _where(condition, x, y):
     from jaxlite.lax.structural import operand
     from jaxlite.numpy.shape import broadcast_arrays
 
-    check_arraylike("where", condition, x, y)
+    _check_operands("where", (condition, x, y))
     x, y = promote_dtypes(x, y)
     condition, x, y = broadcast_arrays(_as_bool(operand(condition)), x, y)
     return ew.select_n_p.bind(condition, y, x)
