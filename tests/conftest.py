@@ -3,9 +3,12 @@
 After each test the configuration is put back as it was (a test that turns x64 on and
 forgets to turn it off must not change the dtypes of the tests after it), and the
 current trace must be the eval trace again (a trace left current is a bug in the
-library, reported as an error of the test that left it).
+library, reported as an error of the test that left it). After each test module the
+compilation caches of both libraries are emptied: real JAX keeps every XLA executable
+the differential tests compile, which grew the suite's memory to about 8 GB.
 """
 
+import gc
 import os
 import sys
 
@@ -29,3 +32,13 @@ def _restore_global_state():
         leaked = core.current_trace()
         core._state.trace = core.eval_trace
         pytest.fail(f"the test left {leaked!r} as the current trace")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _clear_compilation_caches():
+    yield
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        jax.clear_caches()
+    sys.modules["jaxlite"].clear_caches()
+    gc.collect()
