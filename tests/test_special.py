@@ -135,12 +135,19 @@ def test_edge_values_match_scipy(case):
     with jaxlite.enable_x64():
         got = np.asarray(fun(*args))
     want = getattr(sc, ref)(*args)
-    # JAX differs from SciPy there: zeta(2, inf) and zeta(inf, 1) are NaN in JAX.
-    want[_JAX_NOT_SCIPY.get(ref, [])] = np.nan
+    # Where JAX 0.10.2 and some SciPy release differ, JAX's value is the reference.
+    for i, value in _JAX_VALUES.get(ref, {}).items():
+        want[i] = value
     np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
 
 
-_JAX_NOT_SCIPY = {"zeta": [5, 6]}
+_JAX_VALUES = {
+    # zeta(2, inf) and zeta(inf, 1) are NaN in JAX.
+    "zeta": {5: np.nan, 6: np.nan},
+    # betainc(0, b, x) = 1 and betainc(a, 0, x) = 0 for 0 < x < 1 (the limits), as in
+    # JAX and SciPy 1.17; SciPy 1.15 (Debian's, on 32-bit x86) gives NaN.
+    "betainc": {3: 1.0, 4: 0.0},
+}
 
 
 def test_polygamma_edges():

@@ -827,6 +827,12 @@ def coerce_to_array(x, dtype=None):
         if dt in _narrow_inexact:
             with np.errstate(over="ignore"):  # out of range: inf, silently as XLA
                 return np.asarray(x, dtype=dt)
+        if type(x) is int and dt.kind in "iu":
+            # NumPy's check and words; a 32-bit NumPy would first fail converting
+            # to its C long, with other words.
+            info = np.iinfo(dt)
+            if not info.min <= x <= info.max:
+                raise OverflowError(f"Python integer {x} out of bounds for {dt}")
         return np.asarray(x, dtype=dt)
     t = type(x)
     if t is int:
@@ -837,9 +843,14 @@ def coerce_to_array(x, dtype=None):
             with np.errstate(over="ignore"):
                 return np.asarray(x, dtype=dt)
         return np.asarray(x, dtype=dt)
-    arr = np.asarray(x)
-    _check_supported(arr.dtype, arr.dtype)
     sequence = isinstance(x, (list, tuple))
+    try:
+        arr = np.asarray(x)
+    except OverflowError:  # ints beyond the C long (32 bits on some platforms)
+        if not sequence:
+            raise
+        return _sequence_as(x, canonicalize_dtype(_sequence_dtype(x)))
+    _check_supported(arr.dtype, arr.dtype)
     if sequence and arr.dtype.kind in "iu":
         # NumPy gives Python ints its default integer (the C long, 32 bits on some
         # platforms); JAX gives them the default int of the x64 mode.
@@ -849,12 +860,23 @@ def coerce_to_array(x, dtype=None):
     if dt == arr.dtype:
         return arr
     if sequence:
-        # Convert again from the Python values, so NumPy raises on overflow.
-        return np.asarray(x, dtype=dt)
+        return _sequence_as(x, dt)
     if arr.dtype.kind in "fc" and dt.kind in "fc":
         with np.errstate(over="ignore"):  # float64 beyond float32: inf, as JAX
             return arr.astype(dt)
     return arr.astype(dt)
+
+
+def _sequence_as(x, dt):
+    """A nested list or tuple converted from its Python values to `dt`: an int out of
+    range raises OverflowError (NumPy's words where NumPy checks the range; a 32-bit
+    NumPy may first fail converting to its C long, which is reworded the same way)."""
+    try:
+        return np.asarray(x, dtype=dt)
+    except OverflowError as e:
+        if "out of bounds" in str(e):
+            raise
+        raise OverflowError(f"Python integer out of bounds for {dt}") from None
 
 
 def _sequence_dtype(x):
