@@ -1190,7 +1190,7 @@ def test_vmap_of_while_with_debug_print_prints_only_running_elements():
 
 
 def test_jaxpr_has_callbacks_helper():
-    from jaxlite.lax.callbacks import jaxpr_has_callbacks
+    from jaxlite.backend.loops import calls_host as jaxpr_has_callbacks
 
     with_cb = jax.make_jaxpr(jax.jit(lambda x: debug.print("{}", x) or x))(1.0)
     without = jax.make_jaxpr(lambda x: jnp.sin(x))(1.0)

@@ -254,7 +254,19 @@ def test_invalid_jit_options_raise_at_definition():
     with pytest.raises(ValueError, match="These are positional-only"):
         jaxlite.jit(_posonly, static_argnames="a")
     with pytest.raises(ValueError, match="Pass donate_argnums instead"):
-        jaxlite.jit(max, donate_argnames="a")
+        jaxlite.jit(_NoSignature(), donate_argnames="a")
+
+
+class _NoSignature:
+    """A callable `inspect.signature` cannot read (as CPython's builtins such as `max`;
+    PyPy's builtins have signatures)."""
+
+    def __call__(self, x):
+        return x
+
+    @property
+    def __signature__(self):
+        raise ValueError("no signature")
 
 
 def test_valid_jit_options_still_work():

@@ -65,10 +65,11 @@ def calls_host(jaxpr) -> bool:
 def _eqn_calls_host(eqn):
     if eqn.primitive in host_call_primitives:
         return True
-    return any(calls_host(j) for j in _subjaxprs(eqn.params))
+    return any(calls_host(j) for j in subjaxprs(eqn.params))
 
 
-def _subjaxprs(params):
+def subjaxprs(params):
+    """The jaxprs among an equation's parameters (alone, or in a tuple or list)."""
     for v in params.values():
         if isinstance(v, (Jaxpr, ClosedJaxpr)):
             yield v

@@ -21,9 +21,10 @@ either runs once per batch element, in batch order (the "sequential" methods, io
 debug callbacks: a loop in the host function, no scan needed), or once on the whole
 batch (`expand_dims`, `broadcast_all`, `legacy_vectorized`).
 
-`batch_sequentially` and `jaxpr_has_callbacks` are for the control-flow batching rules:
-a batched `cond` or `while_loop` whose body holds a callback is run element by element,
-so a callback only ever sees the elements that take its branch or are still looping.
+`batch_sequentially` is for the control-flow batching rules (which find host calls with
+the backend's `calls_host`): a batched `cond` or `while_loop` whose body holds a
+callback is run element by element, so a callback only ever sees the elements that
+take its branch or are still looping.
 """
 
 from __future__ import annotations
@@ -37,10 +38,9 @@ import numpy as np
 from jaxlite import dtypes, effects, errors, tree_util
 from jaxlite.array import owned_buffer
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.loops import host_call_primitives, subjaxprs
 from jaxlite.core import (
     Array,
-    ClosedJaxpr,
-    Jaxpr,
     Primitive,
     ShapedArray,
     ShapeDtypeStruct,
@@ -1109,29 +1109,6 @@ def effects_barrier():
 # element by element.
 
 
-def _subjaxprs(params):
-    for v in params.values():
-        if isinstance(v, (Jaxpr, ClosedJaxpr)):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                if isinstance(x, (Jaxpr, ClosedJaxpr)):
-                    yield x
-
-
-def jaxpr_has_callbacks(jaxpr) -> bool:
-    """Whether `jaxpr` (a Jaxpr or ClosedJaxpr, inner jaxprs included) calls the host:
-    a pure, io or debug callback or a debug print."""
-    if isinstance(jaxpr, ClosedJaxpr):
-        jaxpr = jaxpr.jaxpr
-    for eqn in jaxpr.eqns:
-        if eqn.primitive in _CALLBACK_PRIMITIVES:
-            return True
-        if any(jaxpr_has_callbacks(j) for j in _subjaxprs(eqn.params)):
-            return True
-    return False
-
-
 def batch_sequentially(prim, axis_size, vals, dims, params):
     """A batching rule's answer computed one batch element at a time.
 
@@ -1142,7 +1119,7 @@ def batch_sequentially(prim, axis_size, vals, dims, params):
     """
     from jaxlite import lax
 
-    for j in _subjaxprs(params):
+    for j in subjaxprs(params):
         if effects.OrderedIO in j.effects:
             raise ValueError(IO_VMAP_MESSAGE)
     vals = _move_batch_to_front(vals, dims)
@@ -1157,4 +1134,7 @@ def batch_sequentially(prim, axis_size, vals, dims, params):
     return list(outs), [0] * len(outs)
 
 
-_CALLBACK_PRIMITIVES = {pure_callback_p, io_callback_p, debug_callback_p, debug_print_p}
+# The backend keeps host calls in loop bodies (no hoisting, no sinking past them).
+host_call_primitives.update(
+    (pure_callback_p, io_callback_p, debug_callback_p, debug_print_p)
+)

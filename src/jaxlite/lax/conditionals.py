@@ -18,7 +18,7 @@ import numpy as np
 
 from jaxlite import dtypes, tree_util
 from jaxlite.backend import lowering_rules
-from jaxlite.backend.loops import cond_lowering, derived
+from jaxlite.backend.loops import calls_host, cond_lowering, derived
 from jaxlite.config import config
 from jaxlite.core import (
     Jaxpr,
@@ -446,9 +446,7 @@ def _select_batched(index, cases):
 def has_host_calls(branches):
     """Whether any branch has effects or calls the host (a pure callback has no effect
     but must still only see the elements that take its branch)."""
-    from jaxlite.lax.callbacks import jaxpr_has_callbacks
-
-    return any(b.effects or jaxpr_has_callbacks(b) for b in branches)
+    return any(b.effects or calls_host(b) for b in branches)
 
 
 def _batched_cond_with_effects(axis_size, vals, dims, branches):

@@ -26,7 +26,7 @@ import weakref
 import numpy as np
 
 from jaxlite import dtypes, tree_util
-from jaxlite.backend.loops import accumulators, host_call_primitives, product_sums
+from jaxlite.backend.loops import accumulators, product_sums
 from jaxlite.config import config
 from jaxlite.core import (  # noqa: F401  (as_value, is_concrete: the loops use them)
     ShapedArray,
@@ -38,12 +38,6 @@ from jaxlite.core import (  # noqa: F401  (as_value, is_concrete: the loops use 
 )
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.partial_eval import debug_info, hoist_consts, trace_to_jaxpr
-from jaxlite.lax.callbacks import (
-    debug_callback_p,
-    debug_print_p,
-    io_callback_p,
-    pure_callback_p,
-)
 from jaxlite.lax.dot import dot_general_p
 from jaxlite.lax.elementwise import (
     add_p,
@@ -426,9 +420,6 @@ def _dot_general_sum(stacked, lhs, rhs, **params):
     return dot_general_p.bind(lhs, rhs, **dict(params, dimension_numbers=dims))
 
 
-host_call_primitives.update(
-    (pure_callback_p, io_callback_p, debug_callback_p, debug_print_p)
-)
 accumulators.add(add_p)
 product_sums[dot_general_p] = _dot_general_sum
 
