@@ -105,16 +105,6 @@ def wraps(wrapped):
     return decorator
 
 
-def add_note(e, note):
-    """`e.add_note(note)`, also on Python 3.10, whose exceptions have no `add_note`:
-    there the note is kept in `e.__notes__` as 3.11 keeps it (3.10's traceback does
-    not print it)."""
-    if hasattr(e, "add_note"):
-        e.add_note(note)
-    else:
-        e.__notes__ = [*getattr(e, "__notes__", ()), note]
-
-
 # ----------------------------------------------------------------------------------------
 # NumPy's floating-point warnings off for one call
 

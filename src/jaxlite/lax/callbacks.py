@@ -56,7 +56,6 @@ from jaxlite.core import (
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.util import (
-    add_note,
     default_fp,
     merge_lists,
     partition_list,
@@ -175,8 +174,8 @@ def _fn_name(fn):
 
 
 def _add_note(e, fn, what):
-    add_note(
-        e, f"(raised in the host function {_fn_name(fn)}, called by jaxlite.{what})"
+    e.add_note(
+        f"(raised in the host function {_fn_name(fn)}, called by jaxlite.{what})"
     )
 
 
@@ -564,7 +563,7 @@ def _build_sequential(seq, result_avals):
                     for o, r in unsafe_zip(outs, inner(*args)):
                         o[i] = r
         except BaseException as e:
-            add_note(e, f"(at vmap batch index {i} of {size})")
+            e.add_note(f"(at vmap batch index {i} of {size})")
             raise
         for o in outs:
             o.flags.writeable = False
@@ -839,7 +838,7 @@ def _format_and_write(pc, vals):
         else:
             msg = " ".join((pc.fmt, *(str(a) for a in args)))
     except BaseException as e:
-        add_note(e, f"(raised while formatting jaxlite.debug.print({pc.fmt!r}, ...))")
+        e.add_note(f"(raised while formatting jaxlite.debug.print({pc.fmt!r}, ...))")
         raise
     if pc.logging_record is not None:
         _log(pc.logging_record, msg)
