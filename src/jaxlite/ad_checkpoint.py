@@ -29,6 +29,7 @@ from jaxlite import source_info, tree_util
 from jaxlite.backend import compile as backend_compile
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.lowering import call_lowering
+from jaxlite.backend.native import native_rules
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
     ClosedJaxpr,
@@ -316,6 +317,7 @@ def _remat_batch(axis_size, vals, dims, *, differentiated, jaxpr, policy, preven
 remat_p = Primitive("remat2", multiple_results=True)
 abstract_eval_rules[remat_p] = _remat_abstract
 lowering_rules[remat_p] = call_lowering("jaxpr", "remat")
+native_rules[remat_p] = "call"
 ad.jvp_rules[remat_p] = _remat_jvp
 ad.partial_eval_rules[remat_p] = _remat_partial_eval
 ad.transpose_rules[remat_p] = _remat_transpose
@@ -544,6 +546,7 @@ abstract_eval_rules[name_p] = _name_abstract
 ad.jvp_rules[name_p] = _name_jvp
 batching.batch_rules[name_p] = _name_batch
 lowering_rules[name_p] = inline("{0}")
+native_rules[name_p] = "identity"
 
 
 def checkpoint_name(x, name):

@@ -140,6 +140,14 @@ def _check_prng_impl(name, value):
     return value
 
 
+def _check_backend(name, value):
+    if value not in ("auto", "numpy", "native"):
+        raise ValueError(
+            f"{name} must be one of 'auto', 'numpy' or 'native', got {value!r}."
+        )
+    return value
+
+
 def _check_legacy_key(name, value):
     value = getattr(value, "value", value)  # JAX's LegacyPrngKeyState members
     if value not in ("allow", "warn", "error"):
@@ -192,6 +200,14 @@ _OPTIONS = {
     "jaxlite_xla_exact_math_limit": _Option(
         1024, "JAXLITE_XLA_EXACT_MATH_LIMIT", _check_nonnegative_int
     ),
+    # jaxlite's own: which backend runs compiled code. "numpy" generates Python over
+    # NumPy; "native" compiles every jaxpr it can to machine code (LLVM, through
+    # llvmlite); "auto" compiles loops natively once they are hot enough to pay for
+    # it (jaxlite.backend.tiering). Without llvmlite every value means "numpy".
+    "jaxlite_backend": _Option("auto", "JAXLITE_BACKEND", _check_backend),
+    # jaxlite's own: log (logger "jaxlite.backend.native") each jaxpr or loop the
+    # native backend compiles, and each one it leaves to NumPy, with the reason.
+    "jaxlite_native_log": _Option(False, "JAXLITE_NATIVE_LOG", _check_bool),
     # Debugging and PRNG switches of JAX (see `jaxlite.cache_misses` for the ones jit
     # reads; the others are accepted and read back, with nothing to switch here).
     "jax_check_tracer_leaks": _Option(False, "JAX_CHECK_TRACER_LEAKS", _check_bool),
@@ -220,6 +236,7 @@ _TRACE_OPTIONS = (
     "jax_default_matmul_precision",
     "jax_softmax_custom_jvp",
     "jax_allow_f16_reductions",
+    "jaxlite_backend",  # not a tracing option, but what compiles the trace
 )
 # The names of `config.trace_context`'s entries, in order (for cache-miss messages).
 TRACE_OPTIONS = _TRACE_OPTIONS
@@ -257,6 +274,7 @@ class _View:
                 values["jax_disable_jit"] or debug_checks or values["jax_no_execution"]
             ),
             "xla_exact_math_limit": values["jaxlite_xla_exact_math_limit"],
+            "backend": values["jaxlite_backend"],
             # What selects the dtype module's caches: (x64, strict promotion).
             "promotion_mode": (
                 values["jax_enable_x64"],

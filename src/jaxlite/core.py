@@ -663,13 +663,16 @@ class Jaxpr:
 class ClosedJaxpr:
     """A jaxpr together with the values of its constvars."""
 
-    __slots__ = ("jaxpr", "consts", "_compiled")
+    # `_compiled`: the NumPy backend's executable; `_native`: the native backend's,
+    # or False where it cannot compile this jaxpr (both made on first use).
+    __slots__ = ("jaxpr", "consts", "_compiled", "_native")
 
     def __init__(self, jaxpr, consts):
         assert len(jaxpr.constvars) == len(consts)
         self.jaxpr = jaxpr
         self.consts = list(consts)
         self._compiled = None
+        self._native = None
 
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)

@@ -23,6 +23,7 @@ import numpy as np
 from jaxlite import backend, cache_misses, tree_util
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.lowering import call_lowering
+from jaxlite.backend.native import native_rules
 from jaxlite.config import config, current
 from jaxlite.core import (
     AbstractToken,
@@ -69,6 +70,7 @@ jit_p = Primitive("jit", multiple_results=True)
 impl_rules[jit_p] = _jit_impl
 abstract_eval_rules[jit_p] = _jit_abstract
 lowering_rules[jit_p] = call_lowering("jaxpr", "jit")
+native_rules[jit_p] = "call"
 pp_call_primitives.add(jit_p)
 call_primitives.add(jit_p)  # debug_nans: re-run equation by equation on a NaN
 ad.jvp_rules[jit_p] = ad.jvp_of_jaxpr_rule

@@ -1,12 +1,28 @@
 """Backends turn a jaxpr into a Python callable on NumPy values.
 
-`compile(closed_jaxpr)` is the only entry point; the default backend (`numpy_backend`)
-generates Python source, one line per equation. `lowering` holds what backends share:
-the rule registry, the context a rule sees, `inline` and the call-lowering helper.
+`compile(closed_jaxpr)` is the only entry point. The first tier (`numpy_backend`)
+generates Python source, one line per equation; the second (`native`) compiles to
+machine code through LLVM. `tiering` decides which runs what: by default straight-line
+code stays on NumPy and hot loops move to native code; `jaxlite_backend="native"`
+compiles whole jaxprs natively where it can. `lowering` holds what backends share: the
+rule registry, the context a rule sees, `inline` and the call-lowering helper.
 """
 
+from jaxlite.backend import native, numpy_backend, tiering
 from jaxlite.backend.lowering import inline, lowering_rules
-from jaxlite.backend.numpy_backend import compile  # noqa: F401
+from jaxlite.backend.native import native_rules
+
+
+def compile(closed, name="jaxpr_fun"):
+    """`closed` (a ClosedJaxpr) as an executable: `exe(*args) -> list of outputs`,
+    with `.fun` (to call from generated code) and `.source` (what runs)."""
+    if tiering.mode() == "native":
+        exe = native.compile(closed, name)
+        if exe is not None:
+            return exe
+    return numpy_backend.compile(closed, name)
+
+
 from jaxlite.backend import memory as _memory  # noqa: E402
 from jaxlite.config import config as _config  # noqa: E402
 
@@ -17,3 +33,4 @@ _memory.install(_config)
 from jaxlite.interpreters.ad import add_any_p as _add_any_p  # noqa: E402
 
 lowering_rules[_add_any_p] = inline("np.add({}, {})")
+native_rules[_add_any_p] = "add_any"

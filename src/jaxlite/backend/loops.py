@@ -22,8 +22,9 @@ import collections
 
 import numpy as np
 
-from jaxlite import backend
-from jaxlite.core import ClosedJaxpr, Jaxpr, ShapedArray, Var
+from jaxlite.backend import numpy_backend, tiering
+from jaxlite.backend.lowering import subjaxprs
+from jaxlite.core import ClosedJaxpr, ShapedArray, Var
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.interpreters.partial_eval import (
@@ -68,17 +69,6 @@ def _eqn_calls_host(eqn):
     return any(calls_host(j) for j in subjaxprs(eqn.params))
 
 
-def subjaxprs(params):
-    """The jaxprs among an equation's parameters (alone, or in a tuple or list)."""
-    for v in params.values():
-        if isinstance(v, (Jaxpr, ClosedJaxpr)):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                if isinstance(x, (Jaxpr, ClosedJaxpr)):
-                    yield x
-
-
 # ----------------------------------------------------------------------------------------
 # Values derived from jaxprs, cached by identity
 
@@ -121,19 +111,39 @@ def derived(objs, tag, make):
 
 
 def scan_lowering(ctx, *args, jaxpr, length, num_carry, num_consts, reverse, unroll):
-    runner = scan_runner(jaxpr, length, num_carry, num_consts, reverse)
-    name = ctx.add_global(runner, "scan")
+    eqn = ctx.eqn
+
+    def tiered():
+        runner = scan_runner(jaxpr, length, num_carry, num_consts, reverse)
+        return tiering.TieredLoop(eqn, runner, tiering.work(jaxpr), length=length)
+
+    key = ("tiered scan", length, num_carry, num_consts, reverse)
+    name = ctx.add_global(derived([jaxpr], key, tiered), "scan")
     return f"{name}({', '.join(args)})"
 
 
 def while_lowering(ctx, *args, body_jaxpr, body_nconsts, cond_jaxpr, cond_nconsts):
-    runner = while_runner(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts)
-    name = ctx.add_global(runner, "while")
+    eqn = ctx.eqn
+
+    def steps():
+        cond, body = (
+            numpy_backend.compile(cond_jaxpr).fun,
+            numpy_backend.compile(body_jaxpr).fun,
+        )
+        return cond, body, (cond_nconsts, body_nconsts)
+
+    def tiered():
+        runner = while_runner(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts)
+        body_work = tiering.work(body_jaxpr) + tiering.work(cond_jaxpr)
+        return tiering.TieredLoop(eqn, runner, body_work, step_runner=steps)
+
+    key = ("tiered while", cond_nconsts, body_nconsts)
+    name = ctx.add_global(derived([cond_jaxpr, body_jaxpr], key, tiered), "while")
     return f"{name}({', '.join(args)})"
 
 
 def cond_lowering(ctx, index, *args, branches):
-    fns = tuple(backend.compile(b).fun for b in branches)
+    fns = tuple(numpy_backend.compile(b).fun for b in branches)
     name = ctx.add_global(fns, "cond")
     return f"{name}[{index}]({', '.join(args)})"
 
@@ -194,7 +204,7 @@ def _make_scan_runner(jaxpr, length, num_carry, num_consts, reverse):
     stacked_avals = body.out_avals[len(kept) :]
     ys = [f"y{i}" for i in range(num_ys) if i not in direct]
     es = [f"e{i}" for i in range(n_extra)]
-    namespace = {"_body": backend.compile(body).fun, "_empty": np.empty}
+    namespace = {"_body": numpy_backend.compile(body).fun, "_empty": np.empty}
     lines = [f"def scan_loop({', '.join(ks + cs + xs)}):"]
     if pre is not None:
         namespace["_pre"] = pre
@@ -280,7 +290,7 @@ def _hoist_out_of_loop(jaxpr, num_consts, num_carry, length):
     inv = [v for v, st in zip(boundary, stacked) if not st]
     st = [v for v, st in zip(boundary, stacked) if st]
     body = make_closed([*consts, *inv, *carry, *xs, *st], j.outvars, kept)
-    return backend.compile(batched).fun, body, stacked
+    return numpy_backend.compile(batched).fun, body, stacked
 
 
 def _sink_accumulators(jaxpr, num_consts, num_carry, length):
@@ -368,7 +378,7 @@ def _sum_of_products(acc, prod, add, sources, length):
         args = [init, total] if add.invars[0] is acc else [total, init]
         return [add.primitive.bind(*args, **add.params)]
 
-    return backend.compile(trace_to_jaxpr(post, avals)).fun
+    return numpy_backend.compile(trace_to_jaxpr(post, avals)).fun
 
 
 def _stacked_aval(length, aval):
@@ -391,8 +401,8 @@ def while_runner(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
 
 def _make_while_runner(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts):
     namespace = {
-        "_cond": backend.compile(cond_jaxpr).fun,
-        "_body": backend.compile(body_jaxpr).fun,
+        "_cond": numpy_backend.compile(cond_jaxpr).fun,
+        "_body": numpy_backend.compile(body_jaxpr).fun,
     }
     n_carry = len(body_jaxpr.in_avals) - body_nconsts
     ccs = [f"p{i}" for i in range(cond_nconsts)]

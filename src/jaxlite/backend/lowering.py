@@ -20,6 +20,8 @@ import re
 
 import numpy as np
 
+from jaxlite.core import ClosedJaxpr, Jaxpr
+
 lowering_rules: dict = {}
 
 _GENERATED_MODULE = "jaxlite.backend.generated"
@@ -103,3 +105,14 @@ def call_lowering(param, hint="call", first=0):
         return lower_call(ctx, params[param], args[first:], hint)
 
     return rule
+
+
+def subjaxprs(params):
+    """The jaxprs among an equation's parameters (alone, or in a tuple or list)."""
+    for v in params.values():
+        if isinstance(v, (Jaxpr, ClosedJaxpr)):
+            yield v
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                if isinstance(x, (Jaxpr, ClosedJaxpr)):
+                    yield x

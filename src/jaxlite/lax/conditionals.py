@@ -19,6 +19,7 @@ import numpy as np
 from jaxlite import dtypes, tree_util
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.loops import calls_host, cond_lowering, derived
+from jaxlite.backend.native import native_rules
 from jaxlite.config import config
 from jaxlite.core import (
     Jaxpr,
@@ -491,6 +492,7 @@ cond_p = Primitive("cond", multiple_results=True)
 impl_rules[cond_p] = _cond_impl
 abstract_eval_rules[cond_p] = _cond_abstract
 lowering_rules[cond_p] = cond_lowering
+native_rules[cond_p] = "cond"
 ad.jvp_rules[cond_p] = _cond_jvp
 ad.partial_eval_rules[cond_p] = _cond_partial_eval
 ad.transpose_rules[cond_p] = _cond_transpose

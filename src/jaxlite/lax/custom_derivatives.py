@@ -25,6 +25,7 @@ import functools
 from jaxlite import tree_util
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.lowering import call_lowering
+from jaxlite.backend.native import native_rules
 from jaxlite.core import (
     EvalTrace,
     JaxprEqn,
@@ -321,6 +322,7 @@ def _custom_jvp_call_transpose(cts, *args, call_jaxpr, **params):
 
 abstract_eval_rules[custom_jvp_call_p] = _custom_jvp_call_abstract
 lowering_rules[custom_jvp_call_p] = call_lowering("call_jaxpr", "custom_jvp")
+native_rules[custom_jvp_call_p] = "custom_call"
 dce_rules[custom_jvp_call_p] = _custom_jvp_call_dce
 ad.transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
 
@@ -674,6 +676,7 @@ def _custom_vjp_call_abstract(*avals, call_jaxpr, **params):
 
 abstract_eval_rules[custom_vjp_call_p] = _custom_vjp_call_abstract
 lowering_rules[custom_vjp_call_p] = call_lowering("call_jaxpr", "custom_vjp")
+native_rules[custom_vjp_call_p] = "custom_call"
 dce_rules[custom_vjp_call_p] = _custom_jvp_call_dce
 
 

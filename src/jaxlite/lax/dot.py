@@ -22,6 +22,7 @@ import numpy as np
 from jaxlite import dtypes
 from jaxlite.array import from_host
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.native import native_rules
 from jaxlite.core import (
     Array,
     Primitive,
@@ -530,6 +531,7 @@ batching.batch_rules[dot_general_p] = _dot_general_batch
 impl_rules[dot_general_p] = _dot_general_impl
 abstract_eval_rules[dot_general_p] = _dot_general_abstract
 lowering_rules[dot_general_p] = _dot_general_lowering
+native_rules[dot_general_p] = "dot_general"
 
 
 # --------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import numpy as np
 
 from jaxlite import dtypes
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.native import native_rules
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
     Array,
@@ -229,6 +230,10 @@ _UNARY = [
 ]
 
 
+# Native op names that differ from the primitive's (Python keywords).
+_NATIVE_NAMES = {"not": "not_", "and": "and_", "or": "or_"}
+
+
 def _unary_derivative(d):
     return lambda t, y, x, **params: d(t, y, x)
 
@@ -243,6 +248,7 @@ for _name, _fn, _kinds, _expr, _d in _UNARY:
     defunary(_prim, _fn, _kinds, expr=_expr if isinstance(_expr, str) else None)
     if callable(_expr):  # a lowering rule of its own
         lowering_rules[_prim] = _expr
+    native_rules[_prim] = _NATIVE_NAMES.get(_name, _name)
     if _name in xla_float32.KERNEL_NAMES:
         # Small float32 arrays: XLA's roundings, bit for bit (lax/xla_float32.py).
         xla_float32.use_exact_kernel(_prim, _name)
@@ -356,6 +362,7 @@ defunary(
 )
 ad.defjvp(abs_p, _abs_jvp)
 batching.defvectorized(abs_p)
+native_rules[abs_p] = "abs"
 
 real_p = Primitive("real")
 defunary(real_p, np.real, COMPLEX, out_dtype=_real_dtype, expr="np.real({})")
@@ -393,6 +400,7 @@ impl_rules[round_p] = _round_impl
 abstract_eval_rules[round_p] = _round_abstract
 ad.defjvp(round_p, None)
 batching.defvectorized(round_p)
+native_rules[round_p] = "round"
 
 
 # ----------------------------------------------------------------------------------------
@@ -441,6 +449,7 @@ impl_rules[integer_pow_p] = _integer_pow_impl
 abstract_eval_rules[integer_pow_p] = _integer_pow_abstract
 ad.defjvp(integer_pow_p, _integer_pow_jvp)
 batching.defvectorized(integer_pow_p)
+native_rules[integer_pow_p] = "integer_pow"
 
 
 # ----------------------------------------------------------------------------------------
@@ -815,6 +824,7 @@ for _name, _fn, _kinds, _expr in _BINARY:
     _binary_prims[_name] = Primitive(_name)
     defbinary(_binary_prims[_name], _fn, _kinds, expr=_expr)
     batching.defbroadcasting(_binary_prims[_name])
+    native_rules[_binary_prims[_name]] = _NATIVE_NAMES.get(_name, _name)
 
 add_p, sub_p, mul_p, div_p = (_binary_prims[n] for n in ("add", "sub", "mul", "div"))
 rem_p, max_p, min_p = (_binary_prims[n] for n in ("rem", "max", "min"))
@@ -867,6 +877,7 @@ ad.defjvp_with_output(rem_p, lambda t, out, x, y: _broadcast_like(t, out), _rem_
 pow_p = Primitive("pow")
 impl_rules[pow_p] = lambda x, y: [_pow(x, y)]
 lowering_rules[pow_p] = _pow_lowering
+native_rules[pow_p] = "pow"
 xla_float32.use_exact_kernel(pow_p, "pow")
 abstract_eval_rules[pow_p] = _pow_abstract
 ad.defjvp_with_output(pow_p, _pow_jvp_x, _pow_jvp_y)
@@ -908,6 +919,7 @@ for _name, _fn, _expr, _kinds in _COMPARE:
     )
     ad.defjvp(_compare_prims[_name], None, None)
     batching.defbroadcasting(_compare_prims[_name])
+    native_rules[_compare_prims[_name]] = _name
 
 eq_p, ne_p, lt_p, le_p, gt_p, ge_p = (
     _compare_prims[n] for n in ("eq", "ne", "lt", "le", "gt", "ge")
@@ -1011,6 +1023,7 @@ batching.batch_rules[select_n_p] = _select_n_batch
 impl_rules[select_n_p] = _select_n_impl
 abstract_eval_rules[select_n_p] = _select_n_abstract
 lowering_rules[select_n_p] = _select_n_lowering
+native_rules[select_n_p] = "select_n"
 
 
 # ----------------------------------------------------------------------------------------
@@ -1068,6 +1081,7 @@ batching.batch_rules[clamp_p] = _clamp_batch
 impl_rules[clamp_p] = lambda lo, x, hi: [np.minimum(np.maximum(x, lo), hi)]
 abstract_eval_rules[clamp_p] = _clamp_abstract
 lowering_rules[clamp_p] = inline("np.minimum(np.maximum({1}, {0}), {2})")
+native_rules[clamp_p] = "clamp"
 
 
 # ----------------------------------------------------------------------------------------
@@ -1136,6 +1150,7 @@ ad.transpose_rules[convert_element_type_p] = _convert_element_type_transpose
 batching.defvectorized(convert_element_type_p)
 impl_rules[convert_element_type_p] = _convert_element_type_impl
 abstract_eval_rules[convert_element_type_p] = _convert_element_type_abstract
+native_rules[convert_element_type_p] = "convert_element_type"
 
 
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
@@ -1289,6 +1304,7 @@ abstract_eval_rules[stop_gradient_p] = lambda x: ([x], no_effects)
 ad.jvp_rules[stop_gradient_p] = _stop_gradient_jvp
 batching.defvectorized(stop_gradient_p)
 lowering_rules[stop_gradient_p] = inline("{}")
+native_rules[stop_gradient_p] = "identity"
 
 
 def stop_gradient(x):

@@ -38,6 +38,7 @@ import numpy as np
 
 from jaxlite import dtypes
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.native import native_rules
 from jaxlite.core import (
     Array,
     Primitive,
@@ -185,6 +186,7 @@ slice_p = Primitive("slice")
 impl_rules[slice_p] = _slice_impl
 abstract_eval_rules[slice_p] = _slice_abstract
 lowering_rules[slice_p] = _slice_lowering
+native_rules[slice_p] = "slice"
 ad.deflinear(slice_p, _slice_transpose)
 batching.batch_rules[slice_p] = _slice_batch
 
@@ -357,6 +359,7 @@ abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_abstract
 ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
 ad.transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
 batching.batch_rules[dynamic_slice_p] = _dynamic_slice_batch
+native_rules[dynamic_slice_p] = "dynamic_slice"
 
 
 def _dynamic_update_slice_impl(x, update, *starts):
@@ -450,6 +453,7 @@ abstract_eval_rules[dynamic_update_slice_p] = _dynamic_update_slice_abstract
 ad.jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
 ad.transpose_rules[dynamic_update_slice_p] = _dynamic_update_slice_transpose
 batching.batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
+native_rules[dynamic_update_slice_p] = "dynamic_update_slice"
 
 
 def _index_const(value, dtype):

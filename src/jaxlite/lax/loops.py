@@ -29,6 +29,7 @@ from jaxlite.backend.loops import (
     while_lowering,
     while_runner,
 )
+from jaxlite.backend.native import native_rules
 from jaxlite.config import config
 from jaxlite.core import (
     Jaxpr,
@@ -633,6 +634,7 @@ scan_p = Primitive("scan", multiple_results=True)
 impl_rules[scan_p] = _scan_impl
 abstract_eval_rules[scan_p] = _scan_abstract
 lowering_rules[scan_p] = scan_lowering
+native_rules[scan_p] = "scan"
 ad.jvp_rules[scan_p] = _scan_jvp
 ad.partial_eval_rules[scan_p] = _scan_partial_eval
 ad.transpose_rules[scan_p] = _scan_transpose
@@ -1028,6 +1030,7 @@ while_p = Primitive("while", multiple_results=True)
 impl_rules[while_p] = _while_impl
 abstract_eval_rules[while_p] = _while_abstract
 lowering_rules[while_p] = while_lowering
+native_rules[while_p] = "while"
 ad.jvp_rules[while_p] = _while_jvp
 ad.partial_eval_rules[while_p] = _while_partial_eval
 ad.transpose_rules[while_p] = _while_transpose

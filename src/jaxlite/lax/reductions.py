@@ -20,6 +20,7 @@ import numpy as np
 from jaxlite import dtypes
 from jaxlite.array import from_host
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.native import native_rules
 from jaxlite.core import (
     Array,
     Primitive,
@@ -118,6 +119,7 @@ def defreducer(prim, reduce_fn, check):
     abstract_eval_rules[prim] = abstract
     lowering_rules[prim] = lowering
     batching.batch_rules[prim] = batch
+    native_rules[prim] = prim.name
 
 
 # --------------------------------------------------------------------------------------

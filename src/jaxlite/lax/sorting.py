@@ -20,6 +20,7 @@ import numpy as np
 
 from jaxlite import dtypes
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.native import native_rules
 from jaxlite.core import (
     Primitive,
     ShapedArray,
@@ -274,9 +275,11 @@ def defargminmax(prim, np_fn):
 
 argmax_p = Primitive("argmax")
 defargminmax(argmax_p, np.argmax)
+native_rules[argmax_p] = "argmax"
 
 argmin_p = Primitive("argmin")
 defargminmax(argmin_p, np.argmin)
+native_rules[argmin_p] = "argmin"
 
 
 def _argminmax(prim, operand, axis, index_dtype):
@@ -459,15 +462,19 @@ def _cumlogsumexp_jvp(x, t, out, axis, reverse):
 cumsum_p = Primitive("cumsum")
 defcumulative(cumsum_p, _np_cumsum, NUMBER, _cumsum_jvp)
 ad.transpose_rules[cumsum_p] = _cumsum_transpose
+native_rules[cumsum_p] = "cumsum"
 
 cumprod_p = Primitive("cumprod")
 defcumulative(cumprod_p, _np_cumprod, NUMBER, _cumprod_jvp)
+native_rules[cumprod_p] = "cumprod"
 
 cummax_p = Primitive("cummax")
 defcumulative(cummax_p, _np_cummax, INT + FLOAT, _cumextremum_jvp)
+native_rules[cummax_p] = "cummax"
 
 cummin_p = Primitive("cummin")
 defcumulative(cummin_p, _np_cummin, INT + FLOAT, _cumextremum_jvp)
+native_rules[cummin_p] = "cummin"
 
 cumlogsumexp_p = Primitive("cumlogsumexp")
 defcumulative(cumlogsumexp_p, _np_cumlogsumexp, FLOAT, _cumlogsumexp_jvp)

@@ -18,6 +18,7 @@ import numpy as np
 from jaxlite import dtypes
 from jaxlite.array import real_buffer
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.native import native_rules
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
     Literal,
@@ -259,6 +260,7 @@ def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions, sharding)
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
 impl_rules[broadcast_in_dim_p] = _broadcast_in_dim_impl
 lowering_rules[broadcast_in_dim_p] = _broadcast_in_dim_lowering
+native_rules[broadcast_in_dim_p] = "broadcast_in_dim"
 abstract_eval_rules[broadcast_in_dim_p] = _broadcast_in_dim_abstract
 ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 batching.batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
@@ -347,6 +349,7 @@ impl_rules[reshape_p] = _reshape_impl
 abstract_eval_rules[reshape_p] = _reshape_abstract
 ad.deflinear(reshape_p, _reshape_transpose)
 batching.batch_rules[reshape_p] = _reshape_batch
+native_rules[reshape_p] = "reshape"
 
 
 def reshape(operand_, new_sizes, dimensions=None):
@@ -401,6 +404,7 @@ squeeze_p = Primitive("squeeze")
 impl_rules[squeeze_p] = lambda x, *, dimensions: [np.squeeze(x, dimensions)]
 abstract_eval_rules[squeeze_p] = _squeeze_abstract
 lowering_rules[squeeze_p] = inline("np.squeeze({0}, {dimensions})")
+native_rules[squeeze_p] = "squeeze"
 ad.deflinear(squeeze_p, _squeeze_transpose)
 batching.batch_rules[squeeze_p] = _squeeze_batch
 
@@ -462,6 +466,7 @@ transpose_p = Primitive("transpose")
 impl_rules[transpose_p] = lambda x, *, permutation: [np.transpose(x, permutation)]
 abstract_eval_rules[transpose_p] = _transpose_abstract
 lowering_rules[transpose_p] = inline("np.transpose({0}, {permutation})")
+native_rules[transpose_p] = "transpose"
 ad.deflinear(transpose_p, _transpose_transpose)
 batching.batch_rules[transpose_p] = _transpose_batch
 
@@ -533,6 +538,7 @@ concatenate_p = Primitive("concatenate")
 impl_rules[concatenate_p] = lambda *xs, dimension: [np.concatenate(xs, dimension)]
 abstract_eval_rules[concatenate_p] = _concatenate_abstract
 lowering_rules[concatenate_p] = _concatenate_lowering
+native_rules[concatenate_p] = "concatenate"
 ad.deflinear(concatenate_p, _concatenate_transpose)
 batching.batch_rules[concatenate_p] = _concatenate_batch
 
@@ -591,6 +597,7 @@ stack_p = Primitive("stack")
 impl_rules[stack_p] = lambda *xs, axis: [np.stack(xs, axis)]
 abstract_eval_rules[stack_p] = _stack_abstract
 lowering_rules[stack_p] = _stack_lowering
+native_rules[stack_p] = "stack"
 ad.deflinear(stack_p, _stack_transpose)
 batching.batch_rules[stack_p] = _stack_batch
 
@@ -655,6 +662,7 @@ impl_rules[split_p] = _split_impl
 abstract_eval_rules[split_p] = _split_abstract
 ad.deflinear(split_p, _split_transpose)
 batching.batch_rules[split_p] = _split_batch
+native_rules[split_p] = "split"
 
 
 def split(operand_, sizes, axis=0):
@@ -835,6 +843,7 @@ def _pad_batch(axis_size, vals, dims, *, padding_config):
 
 pad_p = Primitive("pad")
 impl_rules[pad_p] = _pad_impl
+native_rules[pad_p] = "pad"
 abstract_eval_rules[pad_p] = _pad_abstract
 ad.deflinear(pad_p, _pad_transpose)
 batching.batch_rules[pad_p] = _pad_batch
@@ -898,6 +907,7 @@ iota_p = Primitive("iota")
 impl_rules[iota_p] = _iota_impl
 abstract_eval_rules[iota_p] = _iota_abstract
 lowering_rules[iota_p] = _iota_lowering
+native_rules[iota_p] = "iota"
 
 
 def iota(dtype, size):
@@ -945,6 +955,7 @@ rev_p = Primitive("rev")
 impl_rules[rev_p] = lambda x, *, dimensions: [np.flip(x, dimensions)]
 abstract_eval_rules[rev_p] = _rev_abstract
 lowering_rules[rev_p] = inline("np.flip({0}, {dimensions})")
+native_rules[rev_p] = "rev"
 ad.deflinear(rev_p, _rev_transpose)
 batching.batch_rules[rev_p] = _rev_batch
 
@@ -965,6 +976,7 @@ copy_p = Primitive("copy")
 impl_rules[copy_p] = lambda x: [np.array(x, copy=True)]
 abstract_eval_rules[copy_p] = lambda x: ([x], no_effects)
 lowering_rules[copy_p] = inline("{0}")
+native_rules[copy_p] = "identity"
 ad.deflinear(copy_p, lambda ct, x: [None if type(ct) is ad.Zero else copy_p.bind(ct)])
 batching.defvectorized(copy_p)
 

@@ -27,6 +27,7 @@ import numpy as np
 from jaxlite import dtypes, lax
 from jaxlite import numpy as jnp
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.native import native_rules
 from jaxlite.core import (
     Primitive,
     ShapedArray,
@@ -106,6 +107,7 @@ def _fma_lowering(ctx, a, b, c):
 fma_p = Primitive("fma")
 impl_rules[fma_p] = lambda a, b, c: [fma_values(a, b, c)]
 lowering_rules[fma_p] = _fma_lowering
+native_rules[fma_p] = "fma"
 abstract_eval_rules[fma_p] = _fma_abstract
 ad.defjvp(fma_p, _fma_jvp_a, _fma_jvp_b, _fma_jvp_c)
 batching.defbroadcasting(fma_p)
@@ -226,6 +228,7 @@ xla_exact_p = Primitive("xla_exact")
 impl_rules[xla_exact_p] = lambda x, *, name: [getattr(xla_float32, name)(x)]
 abstract_eval_rules[xla_exact_p] = _exact_abstract
 lowering_rules[xla_exact_p] = _exact_lowering
+native_rules[xla_exact_p] = "xla_exact"
 ad.defjvp_with_output(xla_exact_p, _exact_jvp)
 batching.defvectorized(xla_exact_p)
 

@@ -1,0 +1,77 @@
+"""The native backend: a jaxpr becomes machine code through LLVM (llvmlite).
+
+The second tier beside the NumPy backend. A closed jaxpr (every shape static) becomes
+one LLVM function (`compiler.py`): elementwise chains fused into loop nests, small
+values in registers, `while`/`scan`/`cond` as native control flow. It is optimised and
+compiled in-process (`engine.py`) and called on NumPy buffers without copies.
+
+`lax/` says how each primitive compiles by registering an op name here, as it
+registers a NumPy expression for the first tier: `native_rules[sin_p] = "sin"`. The
+names are those of the backend's ops (`compiler.OPS`, and `scalar.Elemental`'s
+methods for elementwise ones). A jaxpr with a primitive, dtype or size the backend
+does not compile is left to the NumPy backend (`compile` returns None), and the reason
+is logged when `jaxlite_native_log` is on.
+
+llvmlite is optional: nothing here imports it until a jaxpr is compiled, and without
+it every jaxpr stays on the NumPy tier.
+"""
+
+from __future__ import annotations
+
+import logging
+
+native_rules: dict = {}
+
+log = logging.getLogger("jaxlite.backend.native")
+
+
+class Unsupported(Exception):
+    """Raised while emitting a jaxpr the native backend does not compile."""
+
+
+_available = None
+
+
+def available() -> bool:
+    """Whether llvmlite can be imported (once; the answer is cached)."""
+    global _available
+    if _available is None:
+        try:
+            import llvmlite.binding  # noqa: F401
+        except ImportError:
+            _available = False
+        else:
+            _available = True
+    return _available
+
+
+def compile(closed, name="jaxpr_fun"):
+    """`closed` compiled to a `NativeExecutable` (cached on it), or None when the
+    native backend cannot compile it (the reason is cached and logged)."""
+    cached = closed._native
+    if cached is None:
+        cached = closed._native = _compile(closed, name)
+    return cached if cached is not False else None
+
+
+def _compile(closed, name):
+    from jaxlite.config import config
+
+    verbose = config.current().values["jaxlite_native_log"]
+    if not available():
+        return False
+    from jaxlite.backend.native.compiler import FunctionCompiler
+    from jaxlite.backend.native.engine import NativeExecutable, load, optimize
+
+    try:
+        fc = FunctionCompiler(closed, name)
+        text = fc.compile_ir()
+    except Unsupported as e:
+        if verbose:
+            log.warning("left to NumPy: %s", e)
+        return False
+    module = optimize(text)
+    cfunc = load(module, name)
+    if verbose:
+        log.warning("compiled natively: %s (%d equations)", name, len(closed.eqns))
+    return NativeExecutable(cfunc, str(module), closed, fc.consts)

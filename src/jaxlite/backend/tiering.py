@@ -1,0 +1,127 @@
+"""When a loop runs natively: the tiering policy between the NumPy and native backends.
+
+The NumPy backend is the first tier: it starts in microseconds, and straight-line code
+over arrays is already NumPy's vectorised loops. What it cannot do fast is a loop over
+small state, where every equation of the body costs a NumPy call (~1 µs) per
+iteration. The native backend runs such loops at machine speed, but an LLVM compile
+costs ~10–30 ms. So a loop (a `scan` or `while` equation) moves to native code once
+the time it has spent on the NumPy tier reaches what compiling it would cost: the
+classic rent-or-buy rule, which never spends more than twice the better choice.
+
+Work is counted in equation executions (iterations × equations of the body, inner
+loops included): `HOT` of them are about one compile. A `scan` knows its length, so a
+long one is compiled before its first iteration; a short one is counted across calls.
+A `while` loop counts its iterations as it runs and, when it turns hot, continues from
+its current carry in native code (on-stack replacement: a while loop restarted from
+any carry computes the same).
+
+`jaxlite_backend` selects the policy: "auto" (this), "native" (every loop natively
+from its first call, and `backend.compile` compiles whole jaxprs natively), "numpy"
+(never). A loop the native backend cannot compile stays on the NumPy tier, once
+checked.
+"""
+
+from __future__ import annotations
+
+from jaxlite.backend import native
+from jaxlite.backend.lowering import subjaxprs
+from jaxlite.config import config
+from jaxlite.core import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+
+# Equation executions on the NumPy tier that cost about one LLVM compile (~1 µs each).
+HOT = 20_000
+
+
+def mode():
+    """The backend policy in force: "auto", "native" or "numpy"."""
+    chosen = config.current().backend
+    if chosen != "numpy" and not native.available():
+        return "numpy"
+    return chosen
+
+
+def work(jaxpr):
+    """Equations one run of `jaxpr` executes, counting each inner loop's body once per
+    iteration where the length is known (a `while` body counts ten)."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    total = 0
+    for eqn in jaxpr.eqns:
+        inner = sum(work(j) for j in subjaxprs(eqn.params))
+        repeat = (
+            eqn.params.get("length", 10)
+            if eqn.primitive.name in ("scan", "while")
+            else 1
+        )
+        total += 1 + repeat * inner
+    return total
+
+
+def single_equation_jaxpr(eqn):
+    """A closed jaxpr computing just `eqn`, one input per operand (literals too)."""
+    invars = [Var(x.aval) for x in eqn.invars]
+    outvars = [Var(v.aval) for v in eqn.outvars]
+    new = JaxprEqn(eqn.primitive, invars, eqn.params, outvars, eqn.effects)
+    return ClosedJaxpr(Jaxpr([], invars, outvars, [new]), [])
+
+
+class TieredLoop:
+    """A loop equation's runner: the NumPy runner `python` until the loop is hot, then
+    the native executable of the equation (see the module docstring).
+
+    `body_work` is the work of one iteration; `length` the iteration count (None for
+    a `while`, whose runner `step_runner` gives `(cond, body, split)` to iterate it
+    here)."""
+
+    def __init__(self, eqn, python, body_work, length=None, step_runner=None):
+        self.eqn = eqn
+        self.python = python
+        self.body_work = max(body_work, 1)
+        self.length = length
+        self.step_runner = step_runner
+        self.spent = 0
+        self.native = None  # the executable, or False when it cannot compile
+
+    def _compile(self):
+        if self.native is None:
+            exe = native.compile(
+                single_equation_jaxpr(self.eqn), self.eqn.primitive.name
+            )
+            self.native = exe if exe is not None else False
+        return self.native
+
+    def __call__(self, *args):
+        policy = mode()
+        if policy == "numpy" or self.native is False:
+            return self.python(*args)
+        if self.native is not None:
+            return self.native(*args)
+        if policy == "native":
+            exe = self._compile()
+            return exe(*args) if exe else self.python(*args)
+        if self.length is not None:
+            cost = self.length * self.body_work
+            if self.spent + cost >= HOT:
+                exe = self._compile()
+                if exe:
+                    return exe(*args)
+            self.spent += cost
+            return self.python(*args)
+        return self._run_while(args)
+
+    def _run_while(self, args):
+        cond, body, (n_cond, n_body) = self.step_runner()
+        cond_consts, body_consts = args[:n_cond], args[n_cond : n_cond + n_body]
+        carry = list(args[n_cond + n_body :])
+        limit = max((HOT - self.spent) // self.body_work, 1)
+        n = 0
+        while cond(*cond_consts, *carry)[0]:
+            carry = body(*body_consts, *carry)
+            n += 1
+            if n >= limit:
+                exe = self._compile()
+                if exe:
+                    return exe(*args[: n_cond + n_body], *carry)
+                limit = float("inf")  # it cannot compile: finish here
+        self.spent += n * self.body_work
+        return list(carry)
