@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite import dtypes
+from jaxlite.backend.native import native_rules
 from jaxlite.core import (
     Primitive,
     ShapedArray,
@@ -175,12 +176,14 @@ impl_rules[population_count_p] = _popcount_impl
 abstract_eval_rules[population_count_p] = _integer_unary_abstract("population_count")
 ad.jvp_rules[population_count_p] = _zero_jvp(population_count_p)
 batching.defvectorized(population_count_p)
+native_rules[population_count_p] = "population_count"
 
 clz_p = Primitive("clz")
 impl_rules[clz_p] = _clz_impl
 abstract_eval_rules[clz_p] = _integer_unary_abstract("clz")
 ad.jvp_rules[clz_p] = _zero_jvp(clz_p)
 batching.defvectorized(clz_p)
+native_rules[clz_p] = "clz"
 
 
 def population_count(x):

@@ -1,0 +1,444 @@
+"""The native backend (jaxprs to machine code through LLVM) against the NumPy backend
+and real JAX, and the tiering policy that decides which loops it runs.
+
+Each program is compiled natively as a whole (`backend.native.compile` must accept
+it), run on the same inputs as the NumPy backend's `jit` and JAX's `jit`, and the
+results compared: exactly for integer and boolean results, within float tolerance
+otherwise (the native backend's transcendental functions may round differently from
+NumPy's by an ulp or two).
+"""
+
+import logging
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("llvmlite")
+
+import jaxlite  # noqa: E402
+from jaxlite import lax  # noqa: E402
+from jaxlite.backend import native, tiering  # noqa: E402
+from jaxlite.config import override  # noqa: E402
+
+RNG = np.random.default_rng(0)
+
+
+def _f32(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _lorenz(jx):
+    jn = jx.numpy
+
+    def rhs(s):
+        x, y, z = s[0], s[1], s[2]
+        return jn.array([10.0 * (y - x), x * (28.0 - z) - y, x * y - 8 / 3 * z])
+
+    def step(i, s):
+        dt = 0.01
+        k1 = rhs(s)
+        k2 = rhs(s + dt / 2 * k1)
+        k3 = rhs(s + dt / 2 * k2)
+        k4 = rhs(s + dt * k3)
+        return s + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+    return lambda s: jx.lax.fori_loop(0, 200, step, s)
+
+
+def _ema(jx):
+    def f(xs):
+        def step(c, x):
+            c = 0.9 * c + 0.1 * x
+            return c, c * 2.0
+
+        return jx.lax.scan(step, jx.numpy.float32(0.0), xs)
+
+    return f
+
+
+def _newton(jx):
+    jn = jx.numpy
+
+    def f(a):
+        def cond(c):
+            return (jn.abs(c[1] * c[1] - a) > 1e-6 * a) & (c[0] < 50)
+
+        def body(c):
+            return c[0] + 1, 0.5 * (c[1] + a / c[1])
+
+        return jx.lax.while_loop(cond, body, (0, a))
+
+    return f
+
+
+def _newton_vmap(jx):
+    return jx.vmap(_newton(jx))
+
+
+def _heat(jx):
+    jn = jx.numpy
+
+    def f(u):
+        def step(i, u):
+            return u + 0.1 * (jn.roll(u, 1) - 2 * u + jn.roll(u, -1))
+
+        return jx.lax.fori_loop(0, 100, step, u)
+
+    return f
+
+
+def _nbody(jx):
+    jn = jx.numpy
+
+    def f(x, v):
+        def step(i, c):
+            x, v = c
+            d = x[None, :, :] - x[:, None, :]
+            r2 = jn.sum(d * d, -1) + 0.01
+            a = jn.sum(d / (r2 * jn.sqrt(r2))[..., None], 1)
+            v = v + 0.001 * a
+            return x + 0.001 * v, v
+
+        return jx.lax.fori_loop(0, 50, step, (x, v))
+
+    return f
+
+
+def _grad_loop(jx):
+    jn = jx.numpy
+
+    def loss(p, s):
+        def step(i, s):
+            return s + 0.01 * jn.sin(p * s) * jn.cos(s)
+
+        return jn.sum(jx.lax.fori_loop(0, 100, step, s) ** 2)
+
+    return jx.grad(loss, argnums=(0, 1))
+
+
+def _cond_in_loop(jx):
+    jn = jx.numpy
+
+    def f(x):
+        def step(c, i):
+            branch = jx.lax.rem(i, 3)
+            c = jx.lax.switch(branch, [jn.sin, jn.cos, lambda c: c * 0.5], c)
+            y = jx.lax.cond(c.sum() > 0, lambda c: c + 1.0, lambda c: c - 1.0, c)
+            return y, jn.argmax(y)
+
+        return jx.lax.scan(step, x, jn.arange(20))
+
+    return f
+
+
+def _reductions(jx):
+    jn = jx.numpy
+
+    def f(x):
+        return (
+            x.sum(0),
+            x.max(1),
+            x.min(),
+            jn.prod(x[:2], 1),
+            jn.argmax(x, 1),
+            jn.argmin(x, 0),
+            jn.cumsum(x, 1),
+            jn.cumprod(x[:, :3], 0),
+            jx.lax.cummax(x, axis=0, reverse=True),
+            (x > 0).any(1),
+            (x > -2).all(0),
+        )
+
+    return f
+
+
+def _shapes(jx):
+    jn = jx.numpy
+    lax_ = jx.lax
+
+    def f(x, i):
+        y = jn.transpose(x).reshape(3, 8)[::-1, 1::2]
+        z = lax_.pad(x, 0.5, ((1, 2, 1), (0, -1, 0)))
+        w = lax_.dynamic_slice(x, (i, i + 1), (2, 3))
+        u = lax_.dynamic_update_slice(x, jn.ones((2, 2), x.dtype), (i + 5, -1))
+        c = jn.concatenate([x, 2 * x], axis=1)
+        s = jn.stack([x[0], x[1]], axis=1)
+        t = jn.split(x, [1, 3], axis=0)
+        return y, z, w, u, c, s, t[1], jax_iota(jx, x.dtype)
+
+    return f
+
+
+def jax_iota(jx, dtype):
+    return jx.lax.broadcasted_iota(dtype, (3, 4), 1) + jx.lax.iota(dtype, 3)[:, None]
+
+
+def _dots(jx):
+    jn = jx.numpy
+
+    def f(a, b, c):
+        return a @ b, jn.einsum("bij,bjk->bik", c, c), jn.dot(a[0], b[:, 0])
+
+    return f
+
+
+def _integer_semantics(jx):
+    lax_ = jx.lax
+
+    def f(x, y, s):
+        return (
+            lax_.div(x, y),
+            lax_.rem(x, y),
+            lax_.shift_left(x, s),
+            lax_.shift_right_logical(x, s),
+            lax_.shift_right_arithmetic(x, s),
+            lax_.max(x, y),
+            lax_.sign(x),
+            x // jx.numpy.int32(3),
+            lax_.population_count(x),
+        )
+
+    return f
+
+
+def _float_semantics(jx):
+    lax_ = jx.lax
+    jn = jx.numpy
+
+    def f(x, y):
+        return (
+            lax_.max(x, y),
+            lax_.min(x, y),
+            x < y,
+            x != y,
+            lax_.convert_element_type(x * 1e10, jn.int32),
+            lax_.convert_element_type(x * 1e3, jn.uint8),
+            lax_.convert_element_type(x, jn.bool_),
+            lax_.round(x * 10, lax_.RoundingMethod.TO_NEAREST_EVEN),
+            lax_.round(x * 10),
+            lax_.sign(x),
+            lax_.is_finite(x / y),
+            lax_.rem(x, y),
+            lax_.clamp(-0.5, x, 0.5),
+            jn.where(x > 0, x, y),
+            lax_.integer_pow(x, -3),
+            lax_.select_n(jn.int32(1), x, y, x + y),
+        )
+
+    return f
+
+
+def _custom_rules(jx):
+    jn = jx.numpy
+
+    @jx.custom_jvp
+    def soft(x):
+        return jn.log1p(jn.exp(x))
+
+    soft.defjvp(lambda p, t: (soft(p[0]), t[0] * jx.nn.sigmoid(p[0])))
+
+    @jx.custom_vjp
+    def clip_grad(x):
+        return x
+
+    clip_grad.defvjp(lambda x: (x, None), lambda _, g: (jn.clip(g, -1.0, 1.0),))
+
+    def f(x):
+        def step(c, _):
+            return soft(clip_grad(c)) * 0.5, None
+
+        return jx.lax.scan(step, x, None, length=10)[0]
+
+    return jx.value_and_grad(lambda x: f(x).sum())
+
+
+def _random_in_loop(jx):
+    def f(key):
+        def step(carry, _):
+            key, x = carry
+            key, k1, k2 = jx.random.split(key, 3)
+            p = x + jx.random.normal(k1, (2,))
+            accept = jx.numpy.log(jx.random.uniform(k2)) < -0.5 * (p @ p - x @ x)
+            x = jx.numpy.where(accept, p, x)
+            return (key, x), x
+
+        return jx.lax.scan(step, (key, jx.numpy.zeros(2)), None, length=50)
+
+    return f
+
+
+PROGRAMS = {
+    "lorenz": (_lorenz, lambda: (np.array([1.0, 1.0, 1.0], np.float32),)),
+    "ema": (_ema, lambda: (_f32(500),)),
+    "newton": (_newton, lambda: (np.float32(7.5),)),
+    "newton_vmap": (_newton_vmap, lambda: (np.linspace(1, 50, 64, dtype=np.float32),)),
+    "heat": (_heat, lambda: (_f32(64),)),
+    "nbody": (_nbody, lambda: (_f32(8, 3), _f32(8, 3, scale=0.1))),
+    "grad_loop": (_grad_loop, lambda: (np.float32(1.3), _f32(5))),
+    "cond_in_loop": (_cond_in_loop, lambda: (_f32(4),)),
+    "reductions": (_reductions, lambda: (_f32(4, 6),)),
+    "shapes": (_shapes, lambda: (_f32(4, 6), np.int32(1))),
+    "dots": (_dots, lambda: (_f32(3, 5), _f32(5, 2), _f32(2, 4, 4))),
+    "integer_semantics": (
+        _integer_semantics,
+        lambda: (
+            np.array([7, -7, np.iinfo(np.int32).min, 0, 5, -1], np.int32),
+            np.array([2, 0, -1, 0, -3, 7], np.int32),
+            np.array([1, 31, 32, 40, -1, 3], np.int32),
+        ),
+    ),
+    "float_semantics": (
+        _float_semantics,
+        lambda: (
+            np.array([1.5, -0.0, np.nan, np.inf, -2.5, 0.25, 3e-3], np.float32),
+            np.array([np.nan, 0.0, 1.0, -np.inf, -2.5, 0.0, 7.0], np.float32),
+        ),
+    ),
+    "custom_rules": (_custom_rules, lambda: (_f32(3),)),
+    "random_in_loop": (_random_in_loop, lambda: (np.array([0, 42], np.uint32),)),
+}
+
+
+def _compare(actual, expected, name):
+    for a, e in zip(_leaves(actual), _leaves(expected), strict=True):
+        a, e = np.asarray(a), np.asarray(e)
+        assert a.shape == e.shape and a.dtype == e.dtype, name
+        if e.dtype.kind in "biu":
+            np.testing.assert_array_equal(a, e, err_msg=name)
+        else:
+            np.testing.assert_allclose(a, e, rtol=2e-5, atol=1e-6, err_msg=name)
+
+
+def _leaves(tree):
+    return jaxlite.tree_util.tree_leaves(tree)
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_native_matches_numpy_backend_and_jax(name):
+    make, make_args = PROGRAMS[name]
+    f, args = make(jaxlite), make_args()
+    closed = jaxlite.make_jaxpr(f)(*args)
+    exe = native.compile(closed)
+    assert exe is not None, f"{name} did not compile natively"
+    flat_args = _leaves(args)
+    native_out = exe(*flat_args)
+    with override("jaxlite_backend", "numpy"):
+        numpy_out = _leaves(jaxlite.jit(f)(*args))
+    _compare(native_out, numpy_out, name)
+    with override("jaxlite_backend", "native"):
+        _compare(_leaves(jaxlite.jit(f)(*args)), numpy_out, name)
+    jax = pytest.importorskip("jax")
+    jax_out = jax.jit(make(jax))(*args)
+    _compare(native_out, _leaves(jax_out), name)
+
+
+def test_lowered_text_is_llvm_ir_in_native_mode():
+    f = jaxlite.jit(lambda x: lax.fori_loop(0, 3, lambda i, x: x * 2.0, x))
+    with override("jaxlite_backend", "native"):
+        text = f.lower(np.float32(1.0)).as_text()
+        assert "define" in text and "ret i32 0" in text
+        assert f(np.float32(1.5)) == 12.0
+
+
+# ----------------------------------------------------------------------------------------
+# Tiering
+
+
+@pytest.fixture
+def native_log(caplog):
+    caplog.set_level(logging.WARNING, logger="jaxlite.backend.native")
+    with override("jaxlite_native_log", True):
+        yield caplog
+
+
+def _compiled(caplog, name):
+    return [r for r in caplog.records if f"compiled natively: {name}" in r.message]
+
+
+def test_a_long_scan_runs_natively_from_its_first_call(native_log):
+    xs = _f32(50_000)
+    f = jaxlite.jit(_ema(jaxlite))
+    with override("jaxlite_backend", "auto"):
+        out = f(xs)
+    assert len(_compiled(native_log, "scan")) == 1
+    with override("jaxlite_backend", "numpy"):
+        _compare(out, jaxlite.jit(_ema(jaxlite))(xs), "ema")
+
+
+def test_a_short_scan_stays_on_numpy_until_hot(native_log):
+    xs = _f32(10)
+    f = jaxlite.jit(_ema(jaxlite))
+    with override("jaxlite_backend", "auto"):
+        f(xs)
+        assert not _compiled(native_log, "scan")
+        calls = tiering.HOT // (10 * 4) + 2
+        for _ in range(calls):
+            out = f(xs)
+    assert len(_compiled(native_log, "scan")) == 1
+    with override("jaxlite_backend", "numpy"):
+        _compare(out, jaxlite.jit(_ema(jaxlite))(xs), "ema")
+
+
+def test_a_hot_while_loop_continues_natively_from_its_carry(native_log):
+    def f(n):
+        return lax.while_loop(
+            lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 1.0001 + 1.0), (0, 0.0)
+        )
+
+    with override("jaxlite_backend", "auto"):
+        i, x = jaxlite.jit(f)(100_000)
+    assert len(_compiled(native_log, "while")) == 1
+    assert int(i) == 100_000
+    with override("jaxlite_backend", "numpy"):
+        j, y = jaxlite.jit(f)(100_000)
+    assert int(j) == 100_000
+    np.testing.assert_allclose(x, y, rtol=1e-4)
+
+
+def test_a_loop_with_a_host_callback_stays_on_numpy_and_says_why(native_log):
+    seen = []
+
+    def f(x):
+        def step(c, _):
+            jaxlite.debug.callback(lambda v: seen.append(float(v)), c)
+            return c + 1.0, None
+
+        return lax.scan(step, x, None, length=3)[0]
+
+    with override("jaxlite_backend", "native"):
+        assert float(jaxlite.jit(f)(np.float32(1.0))) == 4.0
+    assert seen == [1.0, 2.0, 3.0]
+    assert any("left to NumPy" in r.message for r in native_log.records)
+
+
+def test_backend_option_rejects_unknown_values():
+    with pytest.raises(ValueError, match="must be one of 'auto', 'numpy' or 'native'"):
+        jaxlite.config.update("jaxlite_backend", "llvm")
+
+
+def test_without_llvmlite_everything_runs_on_numpy():
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.modules["llvmlite"] = None  # as if it were not installed
+        import numpy as np
+        import jaxlite
+        from jaxlite import lax
+        from jaxlite.backend import native, tiering
+        assert not native.available() and tiering.mode() == "numpy"
+        f = jaxlite.jit(lambda x: lax.fori_loop(0, 30_000, lambda i, x: x * 0.5 + 1.0, x))
+        print(float(f(np.float32(0.0))))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={"JAXLITE_BACKEND": "native", "PATH": ""},
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout) == 2.0
