@@ -1098,6 +1098,7 @@ def _gather_lowering(ctx, x, indices, **params):
 gather_p = Primitive("gather")
 impl_rules[gather_p] = _gather_impl
 lowering_rules[gather_p] = _gather_lowering
+native_rules[gather_p] = "gather"
 abstract_eval_rules[gather_p] = _gather_abstract
 ad.jvp_rules[gather_p] = _gather_jvp
 ad.transpose_rules[gather_p] = _gather_transpose

@@ -29,6 +29,7 @@ import math
 
 import numpy as np
 
+from jaxlite.backend.native import native_rules
 from jaxlite.core import (
     Array,
     Primitive,
@@ -519,6 +520,7 @@ def _scatter_transpose(ct, x, indices, updates, **params):
 scatter_p = Primitive("scatter")
 impl_rules[scatter_p] = _scatter_impl_with(None)
 abstract_eval_rules[scatter_p] = _scatter_abstract
+native_rules[scatter_p] = "scatter"
 ad.jvp_rules[scatter_p] = _scatter_jvp
 ad.transpose_rules[scatter_p] = _scatter_transpose
 batching.batch_rules[scatter_p] = scatter_batch_rule(scatter_p)
@@ -553,6 +555,7 @@ def _scatter_add_transpose_rule(negate):
 scatter_add_p = Primitive("scatter-add")
 impl_rules[scatter_add_p] = _scatter_impl_with(np.add)
 abstract_eval_rules[scatter_add_p] = _scatter_abstract
+native_rules[scatter_add_p] = "scatter_add"
 ad.jvp_rules[scatter_add_p] = _scatter_linear_jvp(scatter_add_p)
 ad.transpose_rules[scatter_add_p] = _scatter_add_transpose_rule(negate=False)
 batching.batch_rules[scatter_add_p] = scatter_batch_rule(scatter_add_p)
@@ -566,6 +569,7 @@ scatter_add = _public_scatter(
 scatter_sub_p = Primitive("scatter-sub")
 impl_rules[scatter_sub_p] = _scatter_impl_with(np.subtract)
 abstract_eval_rules[scatter_sub_p] = _scatter_abstract
+native_rules[scatter_sub_p] = "scatter_sub"
 ad.jvp_rules[scatter_sub_p] = _scatter_linear_jvp(scatter_sub_p)
 ad.transpose_rules[scatter_sub_p] = _scatter_add_transpose_rule(negate=True)
 batching.batch_rules[scatter_sub_p] = scatter_batch_rule(scatter_sub_p)
@@ -641,6 +645,7 @@ def _scatter_mul_transpose(ct, x, indices, updates, **params):
 scatter_mul_p = Primitive("scatter-mul")
 impl_rules[scatter_mul_p] = _scatter_impl_with(np.multiply)
 abstract_eval_rules[scatter_mul_p] = _scatter_abstract
+native_rules[scatter_mul_p] = "scatter_mul"
 ad.jvp_rules[scatter_mul_p] = _scatter_mul_jvp
 ad.transpose_rules[scatter_mul_p] = _scatter_mul_transpose
 batching.batch_rules[scatter_mul_p] = scatter_batch_rule(scatter_mul_p)
@@ -682,6 +687,7 @@ def _scatter_extremum_jvp(prim):
 scatter_min_p = Primitive("scatter-min")
 impl_rules[scatter_min_p] = _scatter_impl_with(np.minimum)
 abstract_eval_rules[scatter_min_p] = _scatter_abstract
+native_rules[scatter_min_p] = "scatter_min"
 ad.jvp_rules[scatter_min_p] = _scatter_extremum_jvp(scatter_min_p)
 batching.batch_rules[scatter_min_p] = scatter_batch_rule(scatter_min_p)
 scatter_min = _public_scatter(
@@ -694,6 +700,7 @@ scatter_min = _public_scatter(
 scatter_max_p = Primitive("scatter-max")
 impl_rules[scatter_max_p] = _scatter_impl_with(np.maximum)
 abstract_eval_rules[scatter_max_p] = _scatter_abstract
+native_rules[scatter_max_p] = "scatter_max"
 ad.jvp_rules[scatter_max_p] = _scatter_extremum_jvp(scatter_max_p)
 batching.batch_rules[scatter_max_p] = scatter_batch_rule(scatter_max_p)
 scatter_max = _public_scatter(
