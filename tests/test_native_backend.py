@@ -19,6 +19,7 @@ import pytest
 pytest.importorskip("llvmlite")
 
 import jaxlite  # noqa: E402
+import jaxlite.numpy as jnp  # noqa: E402
 from jaxlite import lax  # noqa: E402
 from jaxlite.backend import native, tiering  # noqa: E402
 from jaxlite.config import override  # noqa: E402
@@ -398,19 +399,68 @@ def test_a_hot_while_loop_continues_natively_from_its_carry(native_log):
     np.testing.assert_allclose(x, y, rtol=1e-4)
 
 
-def test_a_loop_with_a_host_callback_stays_on_numpy_and_says_why(native_log):
+def test_host_callbacks_in_a_native_loop_keep_order_and_values(native_log):
     seen = []
 
     def f(x):
-        def step(c, _):
-            jaxlite.debug.callback(lambda v: seen.append(float(v)), c)
-            return c + 1.0, None
+        def step(c, i):
+            jaxlite.debug.callback(lambda i, v: seen.append((int(i), float(v))), i, c)
+            y = jaxlite.pure_callback(
+                lambda v: np.cos(v).astype(np.float32),
+                jaxlite.ShapeDtypeStruct((), np.float32),
+                c,
+            )
+            return c + y, y
 
-        return lax.scan(step, x, None, length=3)[0]
+        return lax.scan(step, x, jnp.arange(3))
 
     with override("jaxlite_backend", "native"):
-        assert float(jaxlite.jit(f)(np.float32(1.0))) == 4.0
-    assert seen == [1.0, 2.0, 3.0]
+        c, ys = jaxlite.jit(f)(np.float32(1.0))
+    assert _compiled(native_log, "f")
+    expected, ref = [], np.float32(1.0)
+    for i in range(3):
+        expected.append((i, float(ref)))
+        ref = ref + np.cos(ref)
+    assert [i for i, _ in seen] == [0, 1, 2]
+    np.testing.assert_allclose(
+        [v for _, v in seen], [v for _, v in expected], rtol=1e-6
+    )
+    np.testing.assert_allclose(c, ref, rtol=1e-6)
+
+
+class _Boom(ValueError):
+    pass
+
+
+def test_an_exception_in_a_native_host_call_keeps_its_type_and_traceback():
+    def bad(v):
+        if v > 2:
+            raise _Boom("too big")
+        return v
+
+    def f(x):
+        def step(c, _):
+            y = jaxlite.pure_callback(bad, jaxlite.ShapeDtypeStruct((), np.float32), c)
+            return y + 1.0, None
+
+        return lax.scan(step, x, None, length=5)[0]
+
+    with override("jaxlite_backend", "native"):
+        with pytest.raises(_Boom, match="too big") as info:
+            jaxlite.jit(f)(np.float32(0.0))
+    assert any(tb.name == "bad" for tb in info.traceback)
+
+
+def test_a_loop_the_native_backend_cannot_compile_stays_on_numpy_and_says_why(
+    native_log,
+):
+    def f(m):
+        return lax.fori_loop(0, 3, lambda i, m: jnp.linalg.inv(m) * 0.5, m)
+
+    m = np.eye(3, dtype=np.float32) * 2
+    with override("jaxlite_backend", "native"):
+        out = jaxlite.jit(f)(m)
+    np.testing.assert_allclose(out, np.eye(3) * 0.25, rtol=1e-6)
     assert any("left to NumPy" in r.message for r in native_log.records)
 
 

@@ -39,6 +39,8 @@ from jaxlite import dtypes, effects, errors, tree_util
 from jaxlite.array import owned_buffer
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.loops import host_call_primitives, subjaxprs
+from jaxlite.backend.native import native_rules
+from jaxlite.backend.native.host import host_functions
 from jaxlite.core import (
     Array,
     Primitive,
@@ -590,8 +592,12 @@ def _batched_avals(avals, size):
     return tuple(ShapedArray((size, *a.shape), a.dtype) for a in avals)
 
 
-def _callback_lowering(ctx, *args, callback, result_avals, **_):
-    fn = ctx.add_global(callback.host_fn(tuple(result_avals)), "host")
+def _callback_host_fn(params):
+    return params["callback"].host_fn(tuple(params["result_avals"]))
+
+
+def _callback_lowering(ctx, *args, **params):
+    fn = ctx.add_global(_callback_host_fn(params), "host")
     return f"{fn}({', '.join(args)})"
 
 
@@ -660,6 +666,8 @@ pure_callback_p = Primitive("pure_callback", multiple_results=True)
 impl_rules[pure_callback_p] = _pure_callback_impl
 abstract_eval_rules[pure_callback_p] = _pure_callback_abstract
 lowering_rules[pure_callback_p] = _callback_lowering
+native_rules[pure_callback_p] = "host_call"
+host_functions[pure_callback_p] = _callback_host_fn
 ad.jvp_rules[pure_callback_p] = _pure_callback_jvp
 ad.transpose_rules[pure_callback_p] = _pure_callback_transpose
 batching.batch_rules[pure_callback_p] = _pure_callback_batch
@@ -709,6 +717,8 @@ io_callback_p = Primitive("io_callback", multiple_results=True)
 impl_rules[io_callback_p] = _io_callback_impl
 abstract_eval_rules[io_callback_p] = _io_callback_abstract
 lowering_rules[io_callback_p] = _callback_lowering
+native_rules[io_callback_p] = "host_call"
+host_functions[io_callback_p] = _callback_host_fn
 ad.jvp_rules[io_callback_p] = _io_callback_jvp
 ad.transpose_rules[io_callback_p] = _io_callback_transpose
 batching.batch_rules[io_callback_p] = _io_callback_batch
@@ -747,8 +757,12 @@ def _debug_callback_batch(axis_size, vals, dims, *, callback, effect, partitione
     return [], []
 
 
-def _debug_callback_lowering(ctx, *args, callback, effect, partitioned):
-    fn = ctx.add_global(callback.host_fn(()), "debug")
+def _debug_callback_host_fn(params):
+    return params["callback"].host_fn(())
+
+
+def _debug_callback_lowering(ctx, *args, **params):
+    fn = ctx.add_global(_debug_callback_host_fn(params), "debug")
     return f"{fn}({', '.join(args)})"
 
 
@@ -756,6 +770,8 @@ debug_callback_p = Primitive("debug_callback", multiple_results=True)
 impl_rules[debug_callback_p] = _debug_callback_impl
 abstract_eval_rules[debug_callback_p] = _debug_callback_abstract
 lowering_rules[debug_callback_p] = _debug_callback_lowering
+native_rules[debug_callback_p] = "host_call"
+host_functions[debug_callback_p] = _debug_callback_host_fn
 ad.jvp_rules[debug_callback_p] = _debug_callback_jvp
 ad.transpose_rules[debug_callback_p] = _debug_callback_transpose
 batching.batch_rules[debug_callback_p] = _debug_callback_batch
@@ -895,8 +911,12 @@ def _debug_print_batch(axis_size, vals, dims, **params):
     return [], []
 
 
+def _debug_print_host_fn(params):
+    return _print_callback_of(params).host_fn()
+
+
 def _debug_print_lowering(ctx, *args, **params):
-    fn = ctx.add_global(_print_callback_of(params).host_fn(), "print")
+    fn = ctx.add_global(_debug_print_host_fn(params), "print")
     return f"{fn}({', '.join(args)})"
 
 
@@ -904,6 +924,8 @@ debug_print_p = Primitive("debug_print", multiple_results=True)
 impl_rules[debug_print_p] = _debug_print_impl
 abstract_eval_rules[debug_print_p] = _debug_print_abstract
 lowering_rules[debug_print_p] = _debug_print_lowering
+native_rules[debug_print_p] = "host_call"
+host_functions[debug_print_p] = _debug_print_host_fn
 ad.jvp_rules[debug_print_p] = _debug_print_jvp
 ad.transpose_rules[debug_print_p] = _debug_callback_transpose
 batching.batch_rules[debug_print_p] = _debug_print_batch

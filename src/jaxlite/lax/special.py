@@ -26,6 +26,7 @@ import numpy as np
 
 from jaxlite import dtypes
 from jaxlite.backend import lowering_rules
+from jaxlite.backend.native import native_rules
 from jaxlite.core import Primitive, abstract_eval_rules
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax import xla_float32, xla_float32_fast
@@ -744,6 +745,7 @@ xla_float32.use_exact_kernel(erf_p, "erf")  # eager, small float32 arrays: XLA's
 lowering_rules[erf_p] = xla_float32_fast.fast_lowering(
     xla_float32_fast.erf, _quiet(_erf_np)
 )
+native_rules[erf_p] = "erf"  # XLA's polynomial inline (backend/native/xla_math.py)
 ad.defjvp(erf_p, _d_erf)
 batching.defvectorized(erf_p)
 
@@ -758,6 +760,7 @@ xla_float32.use_exact_kernel(erf_inv_p, "erf_inv")
 lowering_rules[erf_inv_p] = xla_float32_fast.fast_lowering(
     xla_float32_fast.erf_inv, _quiet(_erf_inv_np)
 )
+native_rules[erf_inv_p] = "erf_inv"  # float32 only
 ad.defjvp_with_output(erf_inv_p, _d_erf_inv)
 batching.defvectorized(erf_inv_p)
 

@@ -71,6 +71,10 @@ def _f(v):
 
 
 _TINY = _f(np.finfo(np.float32).tiny)
+# Products below this flush to zero under flush-to-zero: x86 detects a tiny result
+# after rounding to float32's precision (unbounded exponent), so a product just below
+# the smallest normal that rounds up to it stays (`mul_ftz`).
+_FTZ_BELOW = float(_TINY) * (1 - 2.0**-25)
 _ONE = _f(1)
 _HALF = _f(0.5)
 _ZERO = _f(0)
@@ -422,6 +426,11 @@ class _ArrayMath:
         return np.where(np.abs(x) < _TINY, x * _ZERO, x)
 
     @staticmethod
+    def mul_ftz(a, b):
+        p = np.multiply(a, b, dtype=_F64)  # exact
+        return np.where(np.abs(p) < _FTZ_BELOW, p * 0.0, p).astype(_F32)
+
+    @staticmethod
     def copysign_one(x):
         return np.copysign(_ONE, x)
 
@@ -533,6 +542,11 @@ class _ScalarMath:
     @staticmethod
     def daz(x):
         return x if abs(x) >= _TINY_F or x != x else x * 0.0
+
+    @staticmethod
+    def mul_ftz(a, b):
+        p = a * b  # exact
+        return p * 0.0 if abs(p) < _FTZ_BELOW else _r32(p)
 
     @staticmethod
     def copysign_one(x):

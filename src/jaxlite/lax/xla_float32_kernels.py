@@ -10,7 +10,10 @@ that works on float32 NumPy arrays and one that works on Python floats holding f
 values (for 0-d inputs, where NumPy's per-call cost would dominate), so every
 polynomial exists once. Each operation of `m` rounds its result to float32:
 `mul`, `add`, `sub`, `div`, `sqrt`, `fma` (one rounding), `where`, `clamp`, `floor`,
-`abs`, `neg`, `daz` (subnormal to signed zero), `copysign_one`, `isnan`, `pow2`
+`abs`, `neg`, `daz` (subnormal to signed zero), `mul_ftz` (a product flushed to zero
+as flush-to-zero flushes it: where it is tiny after rounding to float32's precision,
+which `daz(mul(a, b))` misses for a product rounding up to the smallest normal),
+`copysign_one`, `isnan`, `pow2`
 (2**n by its bits, for integral n in [-127, 127]; 2**-127 reads as 0), `frexp`
 (mantissa in [0.5, 1) and exponent of a positive normal float) and `libm` (a call of
 the C library's float function, as XLA makes it).
@@ -205,7 +208,9 @@ def expm1(x, m):
     # |x| <= 0.5: tanh(x / 2) * (exp(x) + 1), which keeps the low bits.
     near = m.mul(tanh(h, m), m.add(e, 1.0))
     out = m.where(m.abs(x) > 0.5, m.sub(e, 1.0), near)
-    return m.where(m.abs(h) < _TINY, x, out)
+    # x itself where h is flushed to zero: x / 2 below the smallest normal, which
+    # flush-to-zero flushes even where it rounds up to it (|x| an ulp below 2 * tiny).
+    return m.where(m.abs(x) < 2.0 * _TINY, x, out)
 
 
 # --------------------------------------------------------------------------------------
@@ -305,7 +310,7 @@ def erf_inv(x, m):
     p = m.where(central, ERFINV_CENTRAL[0], ERFINV_TAIL[0])
     for c, t in zip(ERFINV_CENTRAL[1:], ERFINV_TAIL[1:]):
         p = m.fma(p, w, m.where(central, c, t))
-    out = m.daz(m.mul(p, x))
+    out = m.mul_ftz(p, x)
     out = m.where(m.abs(x) == 1.0, m.mul(x, _INF), out)
     return m.where(x == 0.0, x, out)
 

@@ -163,7 +163,7 @@ def _gather(
 
 def _gen():
     # `compiler` imports this module at its end: its classes are looked up when used.
-    from jaxlite.backend.native.compiler import Gen
+    from jaxlite.backend.native.values import Gen
 
     return Gen
 
@@ -189,7 +189,7 @@ def _elemental_combiner(kind, dtype):
 
 def _jaxpr_combiner(c, dtype, update_jaxpr, update_consts):
     """`combine` that emits the scalar jaxpr `update_jaxpr(old, update)` inline."""
-    from jaxlite.backend.native.compiler import Scalar
+    from jaxlite.backend.native.values import Scalar
 
     def combine(c, old, update):
         consts = [c.constant_value(v) for v in update_consts]

@@ -146,6 +146,12 @@ class Elemental:
     def _is_nan(self, x):
         return self.b.fcmp_unordered("uno", x, x)
 
+    def _xla_f32(self, name, x):
+        """XLA's own float32 kernel `name` inline (`xla_math`), bit-exact with JAX."""
+        from jaxlite.backend.native import xla_math  # it imports this module
+
+        return xla_math.KERNELS[name](self, x)
+
     # -- arithmetic ----------------------------------------------------------------------
     def add(self, x, y):
         return self.b.fadd(x, y) if self._float else self.b.add(x, y)
@@ -271,18 +277,64 @@ class Elemental:
 
     # -- transcendental ------------------------------------------------------------------
     def exp(self, x):
+        if x.type == F32:
+            return self._xla_f32("exp", x)
         return self._intrinsic("llvm.exp", x)
 
     def exp2(self, x):
+        if x.type == F32:
+            return self._xla_f32("exp2", x)
         return self._intrinsic("llvm.exp2", x)
 
     def log(self, x):
+        if x.type == F32:
+            return self._xla_f32("log", x)
         return self._intrinsic("llvm.log", x)
 
+    def log1p(self, x):
+        if x.type == F32:
+            return self._xla_f32("log1p", x)
+        return self._libm("log1p", x)
+
+    def expm1(self, x):
+        if x.type == F32:
+            return self._xla_f32("expm1", x)
+        return self._libm("expm1", x)
+
+    def tanh(self, x):
+        if x.type == F32:
+            return self._xla_f32("tanh", x)
+        return self._libm("tanh", x)
+
+    def erf(self, x):
+        if x.type == F32:
+            return self._xla_f32("erf", x)
+        return self._libm("erf", x)
+
+    # XLA expands these into its exp, log and log1p (xla_math) for float32.
+    def sinh(self, x):
+        return self._xla_f32("sinh", x) if x.type == F32 else self._libm("sinh", x)
+
+    def cosh(self, x):
+        return self._xla_f32("cosh", x) if x.type == F32 else self._libm("cosh", x)
+
+    def asinh(self, x):
+        return self._xla_f32("asinh", x) if x.type == F32 else self._libm("asinh", x)
+
+    def acosh(self, x):
+        return self._xla_f32("acosh", x) if x.type == F32 else self._libm("acosh", x)
+
+    def atanh(self, x):
+        return self._xla_f32("atanh", x) if x.type == F32 else self._libm("atanh", x)
+
     def sin(self, x):
+        if x.type == F32:
+            return self._xla_f32("sin", x)
         return self._intrinsic("llvm.sin", x)
 
     def cos(self, x):
+        if x.type == F32:
+            return self._xla_f32("cos", x)
         return self._intrinsic("llvm.cos", x)
 
     def sqrt(self, x):
@@ -302,6 +354,8 @@ class Elemental:
         return self._intrinsic("llvm.roundeven" if method else "llvm.round", x)
 
     def logistic(self, x):
+        if x.type == F32:
+            return self._xla_f32("logistic", x)
         one = self._const(1.0)
         return self.b.fdiv(one, self.b.fadd(one, self.exp(self.b.fneg(x))))
 
@@ -310,6 +364,8 @@ class Elemental:
         return self.b.fcmp_ordered("<", fabs, self._const(np.inf))
 
     def erf_inv(self, x):
+        if x.type == F32:
+            return self._xla_f32("erf_inv", x)
         return _erf_inv(self, x)
 
     def xla_exact(self, x):

@@ -1,0 +1,201 @@
+"""Native control flow and calls: `while`, `scan`, `cond`, inlined calls, host calls.
+
+`while`, `scan` and `cond` become LLVM control flow: loop-carried scalars are stack
+slots that LLVM promotes to registers (`mem2reg`), carried arrays are buffers updated
+at the end of each iteration, a scan's `xs` are read and its `ys` written in place.
+Call-like primitives (jit, custom_jvp_call, custom_vjp_call, remat) are inlined. A
+host call (a callback into Python) goes through `host.py`'s trampoline.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+
+from jaxlite.backend.native import host
+from jaxlite.backend.native.scalar import I1, I8, I32, I64, convert
+from jaxlite.backend.native.values import Buffer, Scalar, declare, i64
+
+# Control flow and calls.
+
+
+def _call(param):
+    def rule(c, eqn, *args, **params):
+        return c.emit_call(params[param], args)
+
+    return rule
+
+
+def _carry_slots(c, values):
+    """Storage for loop-carried values: a stack slot per scalar, a buffer per array,
+    each filled with its initial value."""
+    slots = []
+    for v in values:
+        if not v.shape:
+            slot = c.slot(v.dtype)
+            c.b.store(v.load(c, []), slot)
+        else:
+            slot = c.materialize(v, c.alloc(v.shape, v.dtype))
+        slots.append(slot)
+    return slots
+
+
+def _read_carry(c, slots, dtypes):
+    return [
+        Scalar(c.b.load(s), d) if not isinstance(s, Buffer) else s
+        for s, d in zip(slots, dtypes)
+    ]
+
+
+def _write_carry(c, slots, values):
+    """Store a loop body's new carry: arrays go through fresh buffers first, since
+    they may read the old carry."""
+    staged = []
+    for s, v in zip(slots, values):
+        if isinstance(s, Buffer):
+            fresh = (
+                v
+                if _independent(v, slots)
+                else c.materialize(v, c.alloc(v.shape, v.dtype))
+            )
+            staged.append(fresh)
+        else:
+            staged.append(v.load(c, []))
+    for s, v in zip(slots, staged):
+        if isinstance(s, Buffer):
+            if v is not s:
+                c.materialize(v, s)
+        else:
+            c.b.store(v, s)
+
+
+def _independent(v, slots):
+    """Whether `v` is a buffer that is none of the carry buffers `slots`."""
+    return isinstance(v, Buffer) and all(
+        v.ptr is not s.ptr for s in slots if isinstance(s, Buffer)
+    )
+
+
+def _while(c, eqn, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
+    cconsts = [c.cheap(a) for a in args[:cond_nconsts]]
+    bconsts = [c.cheap(a) for a in args[cond_nconsts : cond_nconsts + body_nconsts]]
+    init = args[cond_nconsts + body_nconsts :]
+    dtypes = [v.dtype for v in init]
+    slots = _carry_slots(c, init)
+    b = c.b
+    header = b.append_basic_block("while_cond")
+    body = b.append_basic_block("while_body")
+    after = b.append_basic_block("while_end")
+    b.branch(header)
+    b.position_at_end(header)
+    (pred,) = c.emit_call(cond_jaxpr, [*cconsts, *_read_carry(c, slots, dtypes)])
+    c.b.cbranch(c.scalar(pred).value, body, after)
+    c.b.position_at_end(body)
+    new = c.emit_call(body_jaxpr, [*bconsts, *_read_carry(c, slots, dtypes)])
+    _write_carry(c, slots, new)
+    c.b.branch(header)
+    c.b.position_at_end(after)
+    return _read_carry(c, slots, dtypes)
+
+
+def _scan(c, eqn, *args, jaxpr, length, num_consts, num_carry, reverse, unroll=1, **_):
+    consts = [c.cheap(a) for a in args[:num_consts]]
+    init = args[num_consts : num_consts + num_carry]
+    xs = [c.materialize(a) for a in args[num_consts + num_carry :]]
+    dtypes = [v.dtype for v in init]
+    slots = _carry_slots(c, init)
+    ys_avals = [v.aval for v in eqn.outvars[num_carry:]]
+    ys = [c.alloc(a.shape, a.dtype) for a in ys_avals]
+
+    def step(i):
+        b = c.b
+        t = b.sub(i64(length - 1), i) if reverse else i
+        x_t = [x.at(c, t) for x in xs]
+        x_t = [c.scalar(x) if not x.shape else x for x in x_t]
+        outs = c.emit_call(jaxpr, [*consts, *_read_carry(c, slots, dtypes), *x_t])
+        for y, v in zip(ys, outs[num_carry:]):
+            c.materialize(v, y.at(c, t))
+        _write_carry(c, slots, outs[:num_carry])
+
+    c.for_range(length, step)
+    return [*_read_carry(c, slots, dtypes), *ys]
+
+
+def _cond(c, eqn, index, *args, branches):
+    b = c.b
+    out_avals = [v.aval for v in eqn.outvars]
+    slots = [
+        c.alloc(a.shape, a.dtype) if a.shape else c.slot(a.dtype) for a in out_avals
+    ]
+    args = [c.cheap(a) for a in args]
+    which = c.scalar(index).value
+    if which.type == I1:
+        which = b.zext(which, I32)
+    n = len(branches)
+    which = convert(b, which, np.dtype(f"int{which.type.width}"), np.int64)
+    which = b.select(b.icmp_signed("<", which, i64(0)), i64(0), which)
+    which = b.select(b.icmp_signed(">", which, i64(n - 1)), i64(n - 1), which)
+    after = b.append_basic_block("cond_end")
+    blocks = [b.append_basic_block(f"branch{k}") for k in range(n)]
+    switch = b.switch(which, blocks[-1])
+    for k, block in enumerate(blocks[:-1]):
+        switch.add_case(i64(k), block)
+    for branch, block in zip(branches, blocks):
+        c.b.position_at_end(block)
+        outs = c.emit_call(branch, args)
+        for s, v in zip(slots, outs):
+            if isinstance(s, Buffer):
+                c.materialize(v, s)
+            else:
+                c.b.store(v.load(c, []), s)
+        c.b.branch(after)
+    c.b.position_at_end(after)
+    return _read_carry(c, slots, [a.dtype for a in out_avals])
+
+
+def _identity_op(c, eqn, *args, **params):
+    return list(args)
+
+
+def _host_call(c, eqn, *args, **params):
+    """A call into Python (see `host.py`): operands and results in memory, the
+    trampoline called with their addresses, a nonzero status returned at once."""
+    fn = host.host_functions[eqn.primitive](params)
+    out_avals = [v.aval for v in eqn.outvars]
+    key = host.register(fn, [v.aval for v in eqn.invars], out_avals)
+    b = c.b
+    buffers = []
+    for a in args:
+        if not isinstance(a, Buffer):
+            a = c.materialize(a, c.alloc(a.shape, a.dtype))
+        buffers.append(a)
+    outs = [c.alloc(a.shape, a.dtype) for a in out_avals]
+    i8p = I8.as_pointer()
+
+    def pointers(bufs):
+        array = c.frame.stack(i8p, max(len(bufs), 1))
+        for k, buf in enumerate(bufs):
+            c.b.store(c.b.bitcast(buf.ptr, i8p), c.b.gep(array, [i64(k)]))
+        return array
+
+    call = declare(
+        c.module, host.HOST_CALL_SYMBOL, I32, [I64, i8p.as_pointer(), i8p.as_pointer()]
+    )
+    status = b.call(call, [i64(key), pointers(buffers), pointers(outs)])
+    go_on = b.append_basic_block("host_call_done")
+    b.cbranch(
+        b.icmp_unsigned("!=", status, ir.Constant(I32, 0)), c.error_block(), go_on
+    )
+    b.position_at_end(go_on)
+    return outs
+
+
+OPS = {
+    "while": _while,
+    "scan": _scan,
+    "cond": _cond,
+    "call": _call("jaxpr"),
+    "custom_call": _call("call_jaxpr"),
+    "identity": _identity_op,
+    "host_call": _host_call,
+}
