@@ -6,6 +6,11 @@ current trace must be the eval trace again (a trace left current is a bug in the
 library, reported as an error of the test that left it). After each test module the
 compilation caches of both libraries are emptied: real JAX keeps every XLA executable
 the differential tests compile, which grew the suite's memory to about 8 GB.
+
+A test marked `numpy_backend` checks the NumPy backend itself (its generated source,
+its buffer reuse, its zero-copy paths): it runs on that backend whatever
+`JAXLITE_BACKEND` says, so the suite can run under `JAXLITE_BACKEND=native` as a
+conformance test of the native backend.
 """
 
 import gc
@@ -17,7 +22,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))  # `from testing import check_grads`
 
 from jaxlite import core  # noqa: E402
-from jaxlite.config import config  # noqa: E402
+from jaxlite.config import config, override  # noqa: E402
 
 _initial_config = config.values
 
@@ -32,6 +37,21 @@ def _restore_global_state():
         leaked = core.current_trace()
         core._state.trace = core.eval_trace
         pytest.fail(f"the test left {leaked!r} as the current trace")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "numpy_backend: the test checks the NumPy backend itself"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _numpy_backend_when_marked(request):
+    if request.node.get_closest_marker("numpy_backend") is None:
+        yield
+        return
+    with override("jaxlite_backend", "numpy"):
+        yield
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -23,6 +23,7 @@ def _eager(f, *args):
         return f(*args)
 
 
+@pytest.mark.numpy_backend
 def test_elementwise_chain_runs_in_one_buffer():
     def f(x):
         return jnp.tanh(jnp.sin(x * 2.0) + 1.0)
@@ -83,6 +84,7 @@ def test_a_buffer_seen_by_a_view_is_not_reused(view):
         np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
+@pytest.mark.numpy_backend
 def test_matmul_results_are_reused_and_broadcast_operands_are_not():
     def f(x, w, b):
         return jnp.tanh(x @ w + b)

@@ -135,6 +135,7 @@ _EAGER_ONLY_CALLS = {
 }
 
 
+@pytest.mark.numpy_backend
 @pytest.mark.parametrize("name", sorted({p.name for p in eager_impl_rules}))
 def test_compiled_code_never_reaches_eager_kernels(name):
     prim = next(p for p in eager_impl_rules if p.name == name)
@@ -234,6 +235,7 @@ def test_lower_call_needs_a_compiler():
 # Memory
 
 
+@pytest.mark.numpy_backend
 def test_generated_code_deletes_dead_values():
     def f(x):
         y = jnp.cumsum(x)
@@ -284,6 +286,7 @@ def test_exact_float32_kernels_work_in_bounded_memory():
     np.testing.assert_array_equal(out, pieces)
 
 
+@pytest.mark.numpy_backend
 def test_random_normal_memory_and_bits():
     key = jax.random.key(0)
     peak, out = _peak_bytes(lambda: jax.random.normal(key, (1000, 1000)))

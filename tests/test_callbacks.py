@@ -83,6 +83,7 @@ def test_pure_callback_values(wrap):
     np.testing.assert_allclose(np.asarray(out), np.sin(np.arange(5.0)), rtol=1e-6)
 
 
+@pytest.mark.numpy_backend
 @pytest.mark.parametrize("wrap", ["eager", "jit"])
 def test_arguments_are_readonly_numpy_sharing_memory(wrap):
     x = jnp.arange(1000.0)

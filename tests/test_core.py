@@ -852,6 +852,7 @@ def test_effects_of_jaxpr_are_union_of_equations(log_p):
 # The NumPy backend
 
 
+@pytest.mark.numpy_backend
 def test_backend_source_is_readable_python():
     lowered = jax.jit(lambda x, y: jnp.sin(x) * y + 1.0).lower(1.0, 2.0)
     src = lowered.as_text()

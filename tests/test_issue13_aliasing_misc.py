@@ -249,6 +249,7 @@ def test_a_callback_writing_its_result_buffer_later_changes_no_array(case):
     [lambda v: v, lambda v: v[::2], lambda v: v.reshape(10, 100).T, np.asarray],
     ids=["itself", "strided", "transposed", "np.asarray"],
 )
+@pytest.mark.numpy_backend
 def test_a_callback_returning_a_view_of_its_argument_copies_nothing(view, wrap):
     x = jnp.arange(1000.0)
     shape = np.shape(view(np.asarray(x)))
@@ -268,6 +269,7 @@ def test_a_callback_returning_its_numpy_argument_copies_it():
     np.testing.assert_array_equal(np.asarray(out), [0.0, 1.0, 2.0])
 
 
+@pytest.mark.numpy_backend
 @pytest.mark.parametrize("wrap", ["eager", "jit"])
 def test_a_callback_returning_its_argument_or_an_array_copies_nothing(wrap):
     x = jnp.arange(1000.0)
@@ -364,6 +366,7 @@ HUGE = {
 }
 
 
+@pytest.mark.numpy_backend
 @pytest.mark.parametrize("name", list(HUGE))
 def test_an_impossible_allocation_fails_at_once_naming_shape_and_bytes(name):
     make, shape, nbytes = HUGE[name]
@@ -398,6 +401,7 @@ def test_inside_jit_a_broadcast_read_only_by_jaxlite_stays_a_view():
     assert peak < 4 * 2**20
 
 
+@pytest.mark.numpy_backend
 def test_a_jitted_mlp_checks_none_of_its_fresh_outputs():
     # Outputs that the compiled function allocated itself are real arrays already:
     # only views (a transpose, an input passed through, ...) get a stride check.

@@ -369,6 +369,7 @@ def test_disable_jit_runs_python():
 # Ahead of time: lower / trace / eval_shape
 
 
+@pytest.mark.numpy_backend
 def test_lower_exposes_jaxpr_and_generated_source():
     def f(x, y):
         return jnp.sin(x) * y + 1.0

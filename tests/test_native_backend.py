@@ -492,3 +492,37 @@ def test_without_llvmlite_everything_runs_on_numpy():
     )
     assert out.returncode == 0, out.stderr
     assert float(out.stdout) == 2.0
+
+
+def test_the_persistent_cache_skips_llvm_on_a_second_run(tmp_path):
+    script = textwrap.dedent(
+        """
+        import logging, sys
+        import numpy as np
+        import jaxlite
+        from jaxlite import lax
+        logging.basicConfig(format="%(message)s")
+        f = jaxlite.jit(lambda x: lax.fori_loop(0, 50_000, lambda i, x: x * 0.5 + 1.0, x))
+        print(float(f(np.float32(0.0))))
+        """
+    )
+    env = {
+        "JAX_COMPILATION_CACHE_DIR": str(tmp_path),
+        "JAXLITE_NATIVE_LOG": "1",
+        "PATH": "",
+    }
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        for _ in range(2)
+    ]
+    assert [r.returncode for r in runs] == [0, 0], runs[1].stderr
+    assert [float(r.stdout) for r in runs] == [2.0, 2.0]
+    assert "compiled natively: scan" in runs[0].stderr
+    assert "loaded from the compilation cache: scan" in runs[1].stderr
+    assert list((tmp_path / "jaxlite-native").glob("*.o"))

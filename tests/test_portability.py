@@ -34,6 +34,7 @@ def numpy_32_bit_limit(monkeypatch):
     monkeypatch.setattr(structural, "_MAX_NBYTES", 2**31 - 1)
 
 
+@pytest.mark.numpy_backend
 @pytest.mark.parametrize("name", list(HUGE_VIEWS))
 def test_a_view_past_numpys_limit_is_resource_exhausted(name, numpy_32_bit_limit):
     make, shape = HUGE_VIEWS[name]
@@ -44,6 +45,7 @@ def test_a_view_past_numpys_limit_is_resource_exhausted(name, numpy_32_bit_limit
     assert str(shape) in str(info.value)
 
 
+@pytest.mark.numpy_backend
 def test_a_view_within_numpys_limit_stays_a_view(numpy_32_bit_limit):
     # 400 MB if laid out, within 2 GiB: summed from a view inside jit.
     f = jax.jit(lambda: jnp.ones((10**4, 10**4)).sum())

@@ -132,6 +132,7 @@ def test_matmul_jaxpr_text():
     assert same_text(text, expected)
 
 
+@pytest.mark.numpy_backend
 def test_matmul_lowers_to_np_matmul():
     a, b = rand((8, 16)), rand((16, 4))
     source = jaxlite.jit(lambda x, y: x @ y).lower(a, b).as_text()

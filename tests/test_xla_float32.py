@@ -204,6 +204,7 @@ def test_arrays_above_the_limit_use_numpy_within_a_few_ulp(name):
     assert np.max(_ulps(jaxlite.jit(fun)(x), expected)) <= 10
 
 
+@pytest.mark.numpy_backend
 def test_compiled_code_keeps_numpy_ufuncs():
     # Eager small arrays are exact; jit (any size, loop bodies included) runs NumPy's
     # ufunc, which may write into a dying buffer.

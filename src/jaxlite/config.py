@@ -205,6 +205,11 @@ _OPTIONS = {
     # llvmlite); "auto" compiles loops natively once they are hot enough to pay for
     # it (jaxlite.backend.tiering). Without llvmlite every value means "numpy".
     "jaxlite_backend": _Option("auto", "JAXLITE_BACKEND", _check_backend),
+    # As JAX's persistent compilation cache: where natively compiled code is kept
+    # across runs (jaxlite.backend.native.engine.compile_ir). Off when None.
+    "jax_compilation_cache_dir": _Option(
+        None, "JAX_COMPILATION_CACHE_DIR", _check_optional_str
+    ),
     # jaxlite's own: log (logger "jaxlite.backend.native") each jaxpr or loop the
     # native backend compiles, and each one it leaves to NumPy, with the reason.
     "jaxlite_native_log": _Option(False, "JAXLITE_NATIVE_LOG", _check_bool),

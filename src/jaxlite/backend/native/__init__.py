@@ -57,12 +57,15 @@ def compile(closed, name="jaxpr_fun"):
 def _compile(closed, name):
     from jaxlite.config import config
 
-    verbose = config.current().values["jaxlite_native_log"]
+    values = config.current().values
+    verbose = values["jaxlite_native_log"]
     if not available():
         return False
     from jaxlite.backend.native.compiler import FunctionCompiler
-    from jaxlite.backend.native.engine import NativeExecutable, load, optimize
+    from jaxlite.backend.native.engine import NativeExecutable, compile_ir
 
+    # Prefixed: a function named after a C library one (`erf`, `exp`) would shadow it.
+    label, name = name, "jaxlite_" + "".join(c if c.isalnum() else "_" for c in name)
     try:
         fc = FunctionCompiler(closed, name)
         text = fc.compile_ir()
@@ -70,8 +73,9 @@ def _compile(closed, name):
         if verbose:
             log.warning("left to NumPy: %s", e)
         return False
-    module = optimize(text)
-    cfunc = load(module, name)
+    cache_dir = values["jax_compilation_cache_dir"]
+    cfunc, optimized, cached = compile_ir(text, name, cache_dir)
     if verbose:
-        log.warning("compiled natively: %s (%d equations)", name, len(closed.eqns))
-    return NativeExecutable(cfunc, str(module), closed, fc.consts)
+        how = "loaded from the compilation cache" if cached else "compiled natively"
+        log.warning("%s: %s (%d equations)", how, label, len(closed.eqns))
+    return NativeExecutable(cfunc, optimized, closed, fc.consts)

@@ -346,8 +346,12 @@ def _loop_metadata(text):
 
 
 def _check_dtype(dtype, where):
-    if np.dtype(dtype) not in SUPPORTED_DTYPES:
-        raise Unsupported(f"{where}: dtype {np.dtype(dtype)} is not compiled natively")
+    try:
+        supported = np.dtype(dtype) in SUPPORTED_DTYPES
+    except TypeError:  # tokens, key types: not NumPy dtypes
+        supported = False
+    if not supported:
+        raise Unsupported(f"{where}: dtype {dtype} is not compiled natively")
 
 
 # ----------------------------------------------------------------------------------------

@@ -26,14 +26,42 @@ def _call(param):
     return rule
 
 
+# Carried arrays of more than this many elements are double-buffered: the body writes
+# the new value into the buffer not being read and the two swap roles, with no copy.
+# Smaller ones are copied back, which keeps their addresses constant so that LLVM can
+# keep them in registers (SROA).
+_SWAP_MIN = 64
+
+
+class _Swapped:
+    """A double-buffered carry: `slot` holds the address of the current buffer."""
+
+    def __init__(self, c, v):
+        self.shape, self.dtype = v.shape, v.dtype
+        self.first = c.materialize(v, c.alloc(v.shape, v.dtype))
+        self.second = c.alloc(v.shape, v.dtype)
+        self.slot = c.frame.stack(self.first.ptr.type)
+        c.b.store(self.first.ptr, self.slot)
+
+    def current(self, c):
+        return Buffer(c.b.load(self.slot), self.shape, self.dtype)
+
+    def other(self, c, current):
+        is_first = c.b.icmp_unsigned("==", current.ptr, self.first.ptr)
+        ptr = c.b.select(is_first, self.second.ptr, self.first.ptr)
+        return Buffer(ptr, self.shape, self.dtype)
+
+
 def _carry_slots(c, values):
-    """Storage for loop-carried values: a stack slot per scalar, a buffer per array,
-    each filled with its initial value."""
+    """Storage for loop-carried values: a stack slot per scalar, a buffer (or two,
+    `_Swapped`) per array, each filled with its initial value."""
     slots = []
     for v in values:
         if not v.shape:
             slot = c.slot(v.dtype)
             c.b.store(v.load(c, []), slot)
+        elif v.shape and np.prod(v.shape) > _SWAP_MIN:
+            slot = _Swapped(c, v)
         else:
             slot = c.materialize(v, c.alloc(v.shape, v.dtype))
         slots.append(slot)
@@ -41,18 +69,26 @@ def _carry_slots(c, values):
 
 
 def _read_carry(c, slots, dtypes):
-    return [
-        Scalar(c.b.load(s), d) if not isinstance(s, Buffer) else s
-        for s, d in zip(slots, dtypes)
-    ]
+    out = []
+    for s, d in zip(slots, dtypes):
+        if isinstance(s, _Swapped):
+            out.append(s.current(c))
+        elif isinstance(s, Buffer):
+            out.append(s)
+        else:
+            out.append(Scalar(c.b.load(s), d))
+    return out
 
 
 def _write_carry(c, slots, values):
-    """Store a loop body's new carry: arrays go through fresh buffers first, since
-    they may read the old carry."""
+    """Store a loop body's new carry. A double-buffered array is written into its
+    other buffer, which nothing reads; a copied one goes through a fresh buffer first
+    unless it is already one, since it may read the old carry."""
     staged = []
     for s, v in zip(slots, values):
-        if isinstance(s, Buffer):
+        if isinstance(s, _Swapped):
+            staged.append(c.materialize(v, s.other(c, s.current(c))))
+        elif isinstance(s, Buffer):
             fresh = (
                 v
                 if _independent(v, slots)
@@ -62,7 +98,9 @@ def _write_carry(c, slots, values):
         else:
             staged.append(v.load(c, []))
     for s, v in zip(slots, staged):
-        if isinstance(s, Buffer):
+        if isinstance(s, _Swapped):
+            c.b.store(v.ptr, s.slot)
+        elif isinstance(s, Buffer):
             if v is not s:
                 c.materialize(v, s)
         else:
@@ -71,9 +109,9 @@ def _write_carry(c, slots, values):
 
 def _independent(v, slots):
     """Whether `v` is a buffer that is none of the carry buffers `slots`."""
-    return isinstance(v, Buffer) and all(
-        v.ptr is not s.ptr for s in slots if isinstance(s, Buffer)
-    )
+    buffers = [s for s in slots if isinstance(s, Buffer)]
+    buffers += [b for s in slots if isinstance(s, _Swapped) for b in (s.first, s.second)]
+    return isinstance(v, Buffer) and all(v.ptr is not s.ptr for s in buffers)
 
 
 def _while(c, eqn, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):

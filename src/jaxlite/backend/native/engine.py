@@ -26,6 +26,8 @@ contiguous row-major buffers. Two conventions:
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import os
 import struct
 import sys
 import threading
@@ -91,6 +93,68 @@ def load(module, name):
         engine.finalize_object()
         _engines.append(engine)
         return _SIGNATURE(engine.get_function_address(name))
+
+
+def _load_object(data, name):
+    """Load machine code (an object file's bytes); the ctypes function `name`."""
+    with _lock:
+        empty = llvm.parse_assembly(f'target triple = "{triple()}"')
+        engine = llvm.create_mcjit_compiler(empty, target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(data))
+        engine.finalize_object()
+        _engines.append(engine)
+        return _SIGNATURE(engine.get_function_address(name))
+
+
+def compile_ir(llvm_ir, name, cache_dir=None):
+    """`(function, optimised IR text, whether it came from the cache)` for the IR of
+    function `name`.
+
+    With `cache_dir` (the `jax_compilation_cache_dir` option, as JAX's persistent
+    cache), the machine code is kept on disk under a hash of the IR, the processor and
+    the LLVM version, so that a script run again skips LLVM (a compile costs 10-300 ms;
+    loading the code, about a millisecond)."""
+    path = None
+    if cache_dir:
+        key = hashlib.sha256(
+            "\n".join(
+                [
+                    llvm_ir,
+                    llvm.get_host_cpu_name(),
+                    llvm.get_host_cpu_features().flatten(),
+                    ".".join(map(str, llvm.llvm_version_info)),
+                ]
+            ).encode()
+        ).hexdigest()
+        path = os.path.join(cache_dir, "jaxlite-native", key)
+        try:
+            with open(path + ".o", "rb") as f:
+                data = f.read()
+            with open(path + ".ll") as f:
+                text = f.read()
+        except OSError:
+            pass
+        else:
+            return _load_object(data, name), text, True
+    module = optimize(llvm_ir)
+    text = str(module)
+    if path is None:
+        return load(module, name), text, False
+    data = target_machine().emit_object(module)
+    _write_atomically(path + ".ll", text.encode())
+    _write_atomically(path + ".o", data)  # last: its presence means both are whole
+    return _load_object(data, name), text, False
+
+
+def _write_atomically(path, data):
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:  # a read-only or full disk only costs the next run a compile
+        pass
 
 
 # ----------------------------------------------------------------------------------------
