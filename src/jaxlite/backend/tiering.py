@@ -9,8 +9,12 @@ the time it has spent on the NumPy tier reaches what compiling it would cost: th
 classic rent-or-buy rule, which never spends more than twice the better choice.
 
 Work is counted in equation executions (iterations × equations of the body, inner
-loops included): `HOT` of them are about one compile. A `scan` knows its length, so a
-long one is compiled before its first iteration; a short one is counted across calls.
+loops included), at about a microsecond each on the NumPy tier. A compile costs about
+`HOT_BASE + HOT_PER_EQUATION × (equations in the loop)` of them: LLVM's time grows
+with the code (measured: 10-40 ms for a loop of a few dozen equations, 100-300 ms for
+several hundred, as in a Metropolis step with its random numbers). A `scan` knows its
+length, so a long one is compiled before its first iteration; a short one is counted
+across calls.
 A `while` loop counts its iterations as it runs and, when it turns hot, continues from
 its current carry in native code (on-stack replacement: a while loop restarted from
 any carry computes the same).
@@ -28,8 +32,9 @@ from jaxlite.backend.lowering import subjaxprs
 from jaxlite.config import config
 from jaxlite.core import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 
-# Equation executions on the NumPy tier that cost about one LLVM compile (~1 µs each).
-HOT = 20_000
+# A compile's cost in equation executions on the NumPy tier (~1 µs each).
+HOT_BASE = 10_000
+HOT_PER_EQUATION = 400
 
 
 def mode():
@@ -57,6 +62,18 @@ def work(jaxpr):
     return total
 
 
+def size(jaxpr):
+    """Equations in `jaxpr`, inner jaxprs included (each counted once)."""
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    return sum(1 + sum(size(j) for j in subjaxprs(e.params)) for e in jaxpr.eqns)
+
+
+def compile_cost(jaxprs):
+    """What compiling a loop of these jaxprs costs, in equation executions."""
+    return HOT_BASE + HOT_PER_EQUATION * sum(size(j) for j in jaxprs)
+
+
 def single_equation_jaxpr(eqn):
     """A closed jaxpr computing just `eqn`, one input per operand (literals too)."""
     invars = [Var(x.aval) for x in eqn.invars]
@@ -80,6 +97,7 @@ class TieredLoop:
         self.length = length
         self.step_runner = step_runner
         self.spent = 0
+        self.hot = compile_cost(subjaxprs(eqn.params))
         self.native = None  # the executable, or False when it cannot compile
 
     def _compile(self):
@@ -101,7 +119,7 @@ class TieredLoop:
             return exe(*args) if exe else self.python(*args)
         if self.length is not None:
             cost = self.length * self.body_work
-            if self.spent + cost >= HOT:
+            if self.spent + cost >= self.hot:
                 exe = self._compile()
                 if exe:
                     return exe(*args)
@@ -113,7 +131,7 @@ class TieredLoop:
         cond, body, (n_cond, n_body) = self.step_runner()
         cond_consts, body_consts = args[:n_cond], args[n_cond : n_cond + n_body]
         carry = list(args[n_cond + n_body :])
-        limit = max((HOT - self.spent) // self.body_work, 1)
+        limit = max((self.hot - self.spent) // self.body_work, 1)
         n = 0
         while cond(*cond_consts, *carry)[0]:
             carry = body(*body_consts, *carry)

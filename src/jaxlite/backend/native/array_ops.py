@@ -323,7 +323,9 @@ def _reducer(name):
                     c.b.store(start, partial)
                     c.for_range(
                         count,
-                        lambda j: element([*outer, c.b.add(c.b.mul(k, i64(_BLOCK)), j)]),
+                        lambda j: element(
+                            [*outer, c.b.add(c.b.mul(k, i64(_BLOCK)), j)]
+                        ),
                     )
                     total = c.b.load(slot)
                     c.b.store(_accumulate(c, dtype, op, total, c.b.load(partial)), slot)
@@ -335,7 +337,7 @@ def _reducer(name):
             if blocked:
                 c.loop_nest(red_shape[:-1], run)
             else:
-                c.loop_nest(red_shape, element)
+                c.loop_nest(red_shape, element, interleave=True)
             return c.b.load(slot)
 
         return [Gen(eqn.outvars[0].aval.shape, dtype, fn, True)]
@@ -467,7 +469,7 @@ def _dot_general(
             else:
                 b.store(_accumulate(c, out_dtype, "add", acc, prod), slot)
 
-        c.loop_nest(contract_shape, body)
+        c.loop_nest(contract_shape, body, interleave=True)
         return c.b.load(slot)
 
     return [Gen(out_aval.shape, out_dtype, fn, True)]

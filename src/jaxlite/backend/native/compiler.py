@@ -158,8 +158,9 @@ class FunctionCompiler:
             flat = term if flat is None else self.b.add(flat, term)
         return flat
 
-    def for_range(self, n, body):
-        """Emits `for i in range(n): body(i)` (i an i64 IR value)."""
+    def for_range(self, n, body, interleave=False):
+        """Emits `for i in range(n): body(i)` (i an i64 IR value). `interleave` asks the
+        vectoriser for several independent accumulators (a reduction's loop)."""
         if n <= 0:
             return
         if n == 1:
@@ -182,18 +183,22 @@ class FunctionCompiler:
             # tens of times the code, slower to compile and to run. Long loops are
             # vectorised instead (the loop vectoriser ignores this hint).
             self._loop_ids += 1
-            tag = f"jaxlite.loop.{self._loop_ids}"
+            tag = f"jaxlite.loop.{self._loop_ids}" + (
+                ".interleave" if interleave else ""
+            )
             branch.set_metadata("llvm.loop", self.module.add_metadata([tag]))
         b.position_at_end(after)
 
-    def loop_nest(self, shape, body):
-        """Emits `body(idx)` for every index of `shape`, row-major."""
+    def loop_nest(self, shape, body, interleave=False):
+        """Emits `body(idx)` for every index of `shape`, row-major (`interleave`: see
+        `for_range`, for the innermost loop)."""
 
         def level(k, idx):
             if k == len(shape):
                 body(idx)
                 return
-            self.for_range(shape[k], lambda i: level(k + 1, [*idx, i]))
+            inner = interleave and k == len(shape) - 1
+            self.for_range(shape[k], lambda i: level(k + 1, [*idx, i]), inner)
 
         level(0, [])
 
@@ -217,8 +222,12 @@ class FunctionCompiler:
         return Scalar(v.load(self, []), v.dtype)
 
     # -- jaxprs ------------------------------------------------------------------------
-    def emit_jaxpr(self, jaxpr, consts, args):
-        """Emit `jaxpr` (a Jaxpr or ClosedJaxpr) on Values; returns its output Values."""
+    def emit_jaxpr(self, jaxpr, consts, args, dests=None):
+        """Emit `jaxpr` (a Jaxpr or ClosedJaxpr) on Values; returns its output Values.
+
+        `dests[k]`, where given, is the buffer output k ends up in (a carry's next
+        buffer, a function output): an output that must be materialised anyway is
+        materialised there, and its copy saved."""
         if isinstance(jaxpr, ClosedJaxpr):
             consts = [self.constant_value(c) for c in jaxpr.consts]
             jaxpr = jaxpr.jaxpr
@@ -231,6 +240,10 @@ class FunctionCompiler:
             v for e in jaxpr.eqns for v in e.invars if type(v) is not Literal
         )
         uses.update(v for v in jaxpr.outvars if type(v) is not Literal)
+        home = {}
+        for v, d in zip(jaxpr.outvars, dests or ()):
+            if d is not None and type(v) is not Literal and v.aval.shape:
+                home.setdefault(v, d)
 
         def read(x):
             if type(x) is Literal:
@@ -257,14 +270,14 @@ class FunctionCompiler:
                 if not v.aval.shape and not isinstance(x, Scalar):
                     x = self.scalar(x)
                 elif x.expensive and uses[v] > 1:
-                    x = self.materialize(x)
+                    x = self.materialize(x, home.get(v))
                 env[v] = x
         return [read(x) for x in jaxpr.outvars]
 
-    def emit_call(self, closed, args):
+    def emit_call(self, closed, args, dests=None):
         if isinstance(closed, Jaxpr):
-            return self.emit_jaxpr(closed, [], args)
-        return self.emit_jaxpr(closed, None, args)
+            return self.emit_jaxpr(closed, [], args, dests)
+        return self.emit_jaxpr(closed, None, args, dests)
 
     # -- the function ------------------------------------------------------------------
     def compile_ir(self):
@@ -280,11 +293,15 @@ class FunctionCompiler:
             ptr = b.bitcast(raw, memory_type(aval.dtype).as_pointer())
             buf = Buffer(ptr, aval.shape, aval.dtype)
             args.append(self.scalar(buf) if not aval.shape else buf)
-        results = self.emit_call(self.closed, args)
-        for k, (v, x) in enumerate(zip(jaxpr.outvars, results)):
+        out_buffers = []
+        for k, v in enumerate(jaxpr.outvars):
             raw = engine.output_pointer(b, outs, k, v.aval)
             ptr = b.bitcast(raw, memory_type(v.aval.dtype).as_pointer())
-            self.materialize(x, Buffer(ptr, v.aval.shape, v.aval.dtype))
+            out_buffers.append(Buffer(ptr, v.aval.shape, v.aval.dtype))
+        results = self.emit_call(self.closed, args, out_buffers)
+        for x, out in zip(results, out_buffers):
+            if x is not out:
+                self.materialize(x, out)
         self._finish()
         return _loop_metadata(str(self.module))
 
@@ -331,17 +348,25 @@ class FunctionCompiler:
             eb.branch(start)
 
 
-_LOOP_TAG = re.compile(r'^(![0-9]+) = !\{ *!"jaxlite\.loop\.[0-9]+" *\}$', re.M)
+_LOOP_TAG = re.compile(
+    r'^(![0-9]+) = !\{ *!"jaxlite\.loop\.[0-9]+(\.interleave)?" *\}$', re.M
+)
 
 
 def _loop_metadata(text):
-    """The IR with each tagged loop's metadata made a loop ID that disables unrolling
-    (llvmlite cannot write the self-referencing node a loop ID needs)."""
+    """The IR with each tagged loop's metadata made a loop ID that disables unrolling,
+    and for a reduction's loop asks for 4 interleaved accumulators (llvmlite cannot
+    write the self-referencing node a loop ID needs)."""
     if not _LOOP_TAG.search(text):
         return text
-    text = _LOOP_TAG.sub(r"\1 = distinct !{\1, !jaxlite_no_unroll}", text)
-    return text.replace("!jaxlite_no_unroll", "!9999999") + (
-        '\n!9999999 = !{!"llvm.loop.unroll.disable"}\n'
+
+    def loop_id(m):
+        hints = "!9999999, !9999998" if m.group(2) else "!9999999"
+        return f"{m.group(1)} = distinct !{{{m.group(1)}, {hints}}}"
+
+    return _LOOP_TAG.sub(loop_id, text) + (
+        '\n!9999999 = !{!"llvm.loop.unroll.disable"}'
+        '\n!9999998 = !{!"llvm.loop.interleave.count", i32 4}\n'
     )
 
 

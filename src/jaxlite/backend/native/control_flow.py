@@ -80,14 +80,23 @@ def _read_carry(c, slots, dtypes):
     return out
 
 
-def _write_carry(c, slots, values):
+def _next_buffers(c, slots):
+    """Where each carry's next value goes: a double-buffered array's other buffer
+    (nothing reads it during the iteration), else None."""
+    return [
+        s.other(c, s.current(c)) if isinstance(s, _Swapped) else None for s in slots
+    ]
+
+
+def _write_carry(c, slots, values, nexts):
     """Store a loop body's new carry. A double-buffered array is written into its
-    other buffer, which nothing reads; a copied one goes through a fresh buffer first
-    unless it is already one, since it may read the old carry."""
+    other buffer `nexts[k]` (the body may have materialised it there already); a
+    copied one goes through a fresh buffer first unless it is already one, since it
+    may read the old carry."""
     staged = []
-    for s, v in zip(slots, values):
+    for s, v, nxt in zip(slots, values, nexts):
         if isinstance(s, _Swapped):
-            staged.append(c.materialize(v, s.other(c, s.current(c))))
+            staged.append(v if v is nxt else c.materialize(v, nxt))
         elif isinstance(s, Buffer):
             fresh = (
                 v
@@ -110,7 +119,9 @@ def _write_carry(c, slots, values):
 def _independent(v, slots):
     """Whether `v` is a buffer that is none of the carry buffers `slots`."""
     buffers = [s for s in slots if isinstance(s, Buffer)]
-    buffers += [b for s in slots if isinstance(s, _Swapped) for b in (s.first, s.second)]
+    buffers += [
+        b for s in slots if isinstance(s, _Swapped) for b in (s.first, s.second)
+    ]
     return isinstance(v, Buffer) and all(v.ptr is not s.ptr for s in buffers)
 
 
@@ -129,8 +140,10 @@ def _while(c, eqn, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     (pred,) = c.emit_call(cond_jaxpr, [*cconsts, *_read_carry(c, slots, dtypes)])
     c.b.cbranch(c.scalar(pred).value, body, after)
     c.b.position_at_end(body)
-    new = c.emit_call(body_jaxpr, [*bconsts, *_read_carry(c, slots, dtypes)])
-    _write_carry(c, slots, new)
+    nexts = _next_buffers(c, slots)
+    carry = _read_carry(c, slots, dtypes)
+    new = c.emit_call(body_jaxpr, [*bconsts, *carry], nexts)
+    _write_carry(c, slots, new, nexts)
     c.b.branch(header)
     c.b.position_at_end(after)
     return _read_carry(c, slots, dtypes)
@@ -150,10 +163,14 @@ def _scan(c, eqn, *args, jaxpr, length, num_consts, num_carry, reverse, unroll=1
         t = b.sub(i64(length - 1), i) if reverse else i
         x_t = [x.at(c, t) for x in xs]
         x_t = [c.scalar(x) if not x.shape else x for x in x_t]
-        outs = c.emit_call(jaxpr, [*consts, *_read_carry(c, slots, dtypes), *x_t])
-        for y, v in zip(ys, outs[num_carry:]):
-            c.materialize(v, y.at(c, t))
-        _write_carry(c, slots, outs[:num_carry])
+        nexts = _next_buffers(c, slots)
+        y_t = [y.at(c, t) for y in ys]
+        carry = _read_carry(c, slots, dtypes)
+        outs = c.emit_call(jaxpr, [*consts, *carry, *x_t], [*nexts, *y_t])
+        for y, v in zip(y_t, outs[num_carry:]):
+            if v is not y:
+                c.materialize(v, y)
+        _write_carry(c, slots, outs[:num_carry], nexts)
 
     c.for_range(length, step)
     return [*_read_carry(c, slots, dtypes), *ys]
