@@ -23,7 +23,7 @@ import collections
 import numpy as np
 
 from jaxlite.backend import numpy_backend, tiering
-from jaxlite.backend.lowering import subjaxprs
+from jaxlite.backend.lowering import host_call_primitives, subjaxprs
 from jaxlite.core import ClosedJaxpr, ShapedArray, Var
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
@@ -41,9 +41,9 @@ zip, unsafe_zip = safe_zip, zip
 # ----------------------------------------------------------------------------------------
 # What the loop compiler knows about primitives, registered by `lax/`.
 
-# Primitives that call into Python (callbacks, debug prints): an equation that calls
-# one, directly or in an inner jaxpr, stays in the loop, and so does what depends on it.
-host_call_primitives: set = set()
+# Primitives that call into Python (callbacks, debug prints), a table of `lowering.py`:
+# an equation that calls one, directly or in an inner jaxpr, stays in the loop, and so
+# does what depends on it.
 
 # Primitives `acc + x` that may accumulate into a carry (binary, associative and
 # commutative sums); `add_any` is JAX's tangent accumulation.

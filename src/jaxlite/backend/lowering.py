@@ -24,6 +24,10 @@ from jaxlite.core import ClosedJaxpr, Jaxpr
 
 lowering_rules: dict = {}
 
+# Primitives that call into Python (callbacks, debug prints), registered by `lax/`: the
+# loop compiler keeps them in their loop, and tiering weighs what they cost natively.
+host_call_primitives: set = set()
+
 _GENERATED_MODULE = "jaxlite.backend.generated"
 
 

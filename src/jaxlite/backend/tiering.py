@@ -28,13 +28,16 @@ checked.
 from __future__ import annotations
 
 from jaxlite.backend import native
-from jaxlite.backend.lowering import subjaxprs
+from jaxlite.backend.lowering import host_call_primitives, subjaxprs
 from jaxlite.config import config
 from jaxlite.core import ClosedJaxpr, Jaxpr, JaxprEqn, Var
 
 # A compile's cost in equation executions on the NumPy tier (~1 µs each).
 HOT_BASE = 10_000
 HOT_PER_EQUATION = 400
+# What a call from native code into Python costs beyond the call itself (~3 µs), in
+# equation executions: a loop that mostly calls the host gains nothing natively.
+HOST_CALL_PENALTY = 3
 
 
 def mode():
@@ -46,12 +49,17 @@ def mode():
 
 
 def work(jaxpr):
-    """Equations one run of `jaxpr` executes, counting each inner loop's body once per
-    iteration where the length is known (a `while` body counts ten)."""
+    """What one run of `jaxpr` saves natively, in equation executions: each equation
+    counts one, an inner loop's body once per iteration (a `while` body ten times),
+    and a host call `-HOST_CALL_PENALTY` (it costs the same Python call on both tiers,
+    plus the trampoline from native code)."""
     if isinstance(jaxpr, ClosedJaxpr):
         jaxpr = jaxpr.jaxpr
     total = 0
     for eqn in jaxpr.eqns:
+        if eqn.primitive in host_call_primitives:
+            total -= HOST_CALL_PENALTY
+            continue
         inner = sum(work(j) for j in subjaxprs(eqn.params))
         repeat = (
             eqn.params.get("length", 10)
@@ -93,7 +101,7 @@ class TieredLoop:
     def __init__(self, eqn, python, body_work, length=None, step_runner=None):
         self.eqn = eqn
         self.python = python
-        self.body_work = max(body_work, 1)
+        self.body_work = body_work
         self.length = length
         self.step_runner = step_runner
         self.spent = 0
@@ -112,6 +120,8 @@ class TieredLoop:
         policy = mode()
         if policy == "numpy" or self.native is False:
             return self.python(*args)
+        if policy == "auto" and self.body_work <= 0:
+            return self.python(*args)  # nothing to gain (see `work`)
         if self.native is not None:
             return self.native(*args)
         if policy == "native":
