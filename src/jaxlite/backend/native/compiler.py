@@ -20,7 +20,6 @@ from __future__ import annotations
 import collections
 import re
 
-import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
@@ -54,9 +53,6 @@ from jaxlite.backend.native.values import (
     strides,
 )
 from jaxlite.core import ClosedJaxpr, Jaxpr, Literal
-
-# Native code reaches Python's callbacks through this symbol (backend/native/host.py).
-llvm.add_symbol(host.HOST_CALL_SYMBOL, host.trampoline_address())
 
 _STACK_BYTES = 1 << 14
 _FULL_UNROLL_MAX = 8

@@ -13,8 +13,8 @@ import numpy as np
 from llvmlite import ir
 
 from jaxlite.backend.native import host
-from jaxlite.backend.native.scalar import I1, I8, I32, I64, convert
-from jaxlite.backend.native.values import Buffer, Scalar, declare, i64
+from jaxlite.backend.native.scalar import I1, I8, I32, convert, memory_type
+from jaxlite.backend.native.values import Buffer, Scalar, i64
 
 # Control flow and calls.
 
@@ -213,30 +213,33 @@ def _identity_op(c, eqn, *args, **params):
 
 
 def _host_call(c, eqn, *args, **params):
-    """A call into Python (see `host.py`): operands and results in memory, the
-    trampoline called with their addresses, a nonzero status returned at once."""
+    """A call into Python through the call site's trampoline (see `host.py`): 0-d
+    operands by value, arrays and results by address; a nonzero status is returned
+    at once."""
     fn = host.host_functions[eqn.primitive](params)
     out_avals = [v.aval for v in eqn.outvars]
-    key = host.register(fn, [v.aval for v in eqn.invars], out_avals)
-    b = c.b
-    buffers = []
-    for a in args:
-        if not isinstance(a, Buffer):
-            a = c.materialize(a, c.alloc(a.shape, a.dtype))
-        buffers.append(a)
-    outs = [c.alloc(a.shape, a.dtype) for a in out_avals]
+    site = host.site(fn, [v.aval for v in eqn.invars], out_avals)
     i8p = I8.as_pointer()
-
-    def pointers(bufs):
-        array = c.frame.stack(i8p, max(len(bufs), 1))
-        for k, buf in enumerate(bufs):
-            c.b.store(c.b.bitcast(buf.ptr, i8p), c.b.gep(array, [i64(k)]))
-        return array
-
-    call = declare(
-        c.module, host.HOST_CALL_SYMBOL, I32, [I64, i8p.as_pointer(), i8p.as_pointer()]
-    )
-    status = b.call(call, [i64(key), pointers(buffers), pointers(outs)])
+    values, types = [], []
+    for a in args:
+        if not a.shape:
+            v = c.scalar(a).value
+            if a.dtype.kind == "b":
+                v = c.b.zext(v, I8)
+            values.append(v)
+            types.append(memory_type(a.dtype))
+        else:
+            if not isinstance(a, Buffer):
+                a = c.materialize(a, c.alloc(a.shape, a.dtype))
+            values.append(c.b.bitcast(a.ptr, i8p))
+            types.append(i8p)
+    outs = [c.alloc(a.shape, a.dtype) for a in out_avals]
+    values += [c.b.bitcast(o.ptr, i8p) for o in outs]
+    types += [i8p] * len(outs)
+    address = c.constant_value(site.cell).load(c, [i64(0)])
+    fnty = ir.FunctionType(I32, types)
+    status = c.b.call(c.b.inttoptr(address, fnty.as_pointer()), values)
+    b = c.b
     go_on = b.append_basic_block("host_call_done")
     b.cbranch(
         b.icmp_unsigned("!=", status, ir.Constant(I32, 0)), c.error_block(), go_on

@@ -3,21 +3,25 @@
 A host-calling primitive (`pure_callback`, `io_callback`, `debug.callback`,
 `debug.print`) gives the native backend what the NumPy backend calls: a Python
 function of NumPy arrays returning a list of results (`host_functions[prim](params)`).
-Native code calls it through one C-callable trampoline, `jaxlite_host_call(key, ins,
-outs)`: `key` names the function in `_functions`, `ins` and `outs` point to the
-operand and result buffers. The trampoline copies each operand into a new read-only
-array (the callback may keep it; native buffers are reused), calls the function, and
-copies the results into the result buffers (their shapes and dtypes were checked by
-the function, as on the NumPy backend).
+
+Each call site gets its own C-callable trampoline (`Site`), typed for its operands:
+a 0-d operand is passed by value in a register (ctypes turns it into a Python number,
+the trampoline into the NumPy scalar of its dtype), an array by its address (copied
+into a new read-only array: the callback may keep it, and native buffers are reused),
+and each result by the address it is copied to (its shape and dtype were checked by
+the function, as on the NumPy backend). Native code finds the trampoline's address in
+a one-element constant array, so the code itself holds no process-specific address
+(the on-disk cache stays valid).
 
 The call is synchronous on the calling thread, so program order is kept (ordered
 effects, prints in a loop). An exception is stored for the calling thread and the
-trampoline returns nonzero: the native code returns at once with that status, and the
+trampoline returns `FAILED`: the native code returns at once with that status, and the
 executable re-raises the exception as it was raised, type and traceback included.
 """
 
 from __future__ import annotations
 
+import builtins
 import ctypes
 import math
 import threading
@@ -28,56 +32,98 @@ import numpy as np
 # equation, as the NumPy backend calls it (registered by lax/ beside native_rules).
 host_functions: dict = {}
 
-_functions = []  # key -> (function, operand specs, result specs)
-_lock = threading.Lock()
-_pending = threading.local()
-
-HOST_CALL_SYMBOL = "jaxlite_host_call"
 FAILED = 2  # the status native code returns when a host call raised
 
+_pending = threading.local()
+_sites = []  # every Site stays alive: native code may call it at any time
+_lock = threading.Lock()
 
-def register(fn, in_avals, out_avals):
-    """A key under which native code can call `fn`."""
-    with _lock:
-        _functions.append(
-            (fn, [_spec(a) for a in in_avals], [_spec(a) for a in out_avals])
+_CTYPES = {
+    "b": ctypes.c_uint8,
+    "i1": ctypes.c_int8,
+    "i2": ctypes.c_int16,
+    "i4": ctypes.c_int32,
+    "i8": ctypes.c_int64,
+    "u1": ctypes.c_uint8,
+    "u2": ctypes.c_uint16,
+    "u4": ctypes.c_uint32,
+    "u8": ctypes.c_uint64,
+    "f4": ctypes.c_float,
+    "f8": ctypes.c_double,
+}
+
+
+def _ctype(dtype):
+    return _CTYPES["b" if dtype.kind == "b" else f"{dtype.kind}{dtype.itemsize}"]
+
+
+class Site:
+    """One host call site: `function` (a ctypes function pointer) and `cell`, the
+    uint64 array holding its address for native code. Its C signature is
+    `i32 (operand..., result address...)`, a 0-d operand by value, an array by
+    address."""
+
+    def __init__(self, fn, in_avals, out_avals):
+        ins = [(tuple(a.shape), np.dtype(a.dtype)) for a in in_avals]
+        outs = [(tuple(a.shape), np.dtype(a.dtype)) for a in out_avals]
+        self.by_value = [not shape for shape, _ in ins]
+        namespace = {
+            "_fn": fn,
+            "_pending": _pending,
+            "_string_at": ctypes.string_at,
+            "_frombuffer": np.frombuffer,
+            "_memmove": ctypes.memmove,
+            "_asarray": np.asarray,
+            "_FAILED": FAILED,
+        }
+        params, args, argtypes = [], [], []
+        for k, (shape, dtype) in enumerate(ins):
+            params.append(f"a{k}")
+            namespace[f"_D{k}"] = dtype
+            namespace[f"_T{k}"] = dtype.type
+            if shape:
+                nbytes = math.prod(shape) * dtype.itemsize
+                args.append(f"_frombuffer(_string_at(a{k}, {nbytes}), _D{k})")
+                if len(shape) != 1:
+                    args[-1] += f".reshape({shape!r})"
+                argtypes.append(ctypes.c_void_p)
+            else:
+                args.append(f"_T{k}(a{k})")
+                argtypes.append(_ctype(dtype))
+        lines = []
+        for k, (shape, dtype) in enumerate(outs):
+            params.append(f"o{k}")
+            namespace[f"_R{k}"] = dtype
+            nbytes = math.prod(shape) * dtype.itemsize
+            lines.append(
+                f"        _memmove(o{k}, _asarray(r[{k}], _R{k}).tobytes(), {nbytes})"
+            )
+            argtypes.append(ctypes.c_void_p)
+        source = "\n".join(
+            [
+                f"def site({', '.join(params)}):",
+                "    try:",
+                f"        r = _fn({', '.join(args)})",
+                *lines,
+                "        return 0",
+                "    except BaseException as e:  # re-raised by the executable",
+                "        _pending.exception = e",
+                "        return _FAILED",
+            ]
         )
-        return len(_functions) - 1
+        exec(builtins.compile(source, "<jaxlite:host call>", "exec"), namespace)
+        self.function = ctypes.CFUNCTYPE(ctypes.c_int32, *argtypes)(namespace["site"])
+        address = ctypes.cast(self.function, ctypes.c_void_p).value
+        self.cell = np.array([address], np.uint64)
+        self.source = source
 
 
-def _spec(aval):
-    shape, dtype = tuple(aval.shape), np.dtype(aval.dtype)
-    return shape, dtype, math.prod(shape) * dtype.itemsize
-
-
-def _host_call(key, ins, outs):
-    try:
-        fn, in_specs, out_specs = _functions[key]
-        # Copies the callback may keep (the native buffers are reused).
-        args = [
-            np.frombuffer(ctypes.string_at(ins[k], nbytes), dtype).reshape(shape)
-            for k, (shape, dtype, nbytes) in enumerate(in_specs)
-        ]
-        results = fn(*args)
-        for k, ((_, dtype, nbytes), r) in enumerate(zip(out_specs, results)):
-            ctypes.memmove(outs[k], np.asarray(r, dtype).tobytes(), nbytes)
-        return 0
-    except BaseException as e:  # re-raised by the executable, in the caller
-        _pending.exception = e
-        return FAILED
-
-
-_TRAMPOLINE_TYPE = ctypes.CFUNCTYPE(
-    ctypes.c_int32,
-    ctypes.c_int64,
-    ctypes.POINTER(ctypes.c_void_p),
-    ctypes.POINTER(ctypes.c_void_p),
-)
-_trampoline = _TRAMPOLINE_TYPE(_host_call)
-
-
-def trampoline_address():
-    return ctypes.cast(_trampoline, ctypes.c_void_p).value
+def site(fn, in_avals, out_avals):
+    """A new call site of `fn` (kept alive for the life of the process)."""
+    s = Site(fn, in_avals, out_avals)
+    with _lock:
+        _sites.append(s)
+    return s
 
 
 def raise_pending():
