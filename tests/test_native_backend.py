@@ -271,7 +271,20 @@ def _random_in_loop(jx):
     return f
 
 
+def _big_carry(jx):
+    # Carries over 65,536 elements are double-buffered: the two swap every step.
+    def f(u, v):
+        def step(i, c):
+            u, v = c
+            return v * 0.5 + jx.numpy.roll(u, 1), u - 1.0
+
+        return jx.lax.fori_loop(0, 5, step, (u, v))
+
+    return f
+
+
 PROGRAMS = {
+    "big_carry": (_big_carry, lambda: (_f32(70_000), _f32(70_000))),
     "lorenz": (_lorenz, lambda: (np.array([1.0, 1.0, 1.0], np.float32),)),
     "ema": (_ema, lambda: (_f32(500),)),
     "newton": (_newton, lambda: (np.float32(7.5),)),

@@ -28,9 +28,11 @@ def _call(param):
 
 # Carried arrays of more than this many elements are double-buffered: the body writes
 # the new value into the buffer not being read and the two swap roles, with no copy.
-# Smaller ones are copied back, which keeps their addresses constant so that LLVM can
-# keep them in registers (SROA).
-_SWAP_MIN = 64
+# Smaller ones are written to fresh buffers and copied back: their addresses stay
+# constant, so LLVM can keep small ones in registers (SROA) and vectorise the body's
+# loops without alias checks (measured: the 256-cell heat equation runs 3.7x slower
+# double-buffered, a 4096-lane vmap of Newton's while loop 6x).
+_SWAP_MIN = 1 << 16
 
 
 class _Swapped:
