@@ -382,6 +382,31 @@ def test_a_long_scan_runs_natively_from_its_first_call(native_log):
         _compare(out, jaxlite.jit(_ema(jaxlite))(xs), "ema")
 
 
+def test_a_hot_scan_runs_its_carry_free_work_first_on_numpy(native_log):
+    # `u @ x_t` does not depend on the carry: it runs before the native loop as one
+    # product over all steps; `w @ h` stays in the loop.
+    w, u, xs = _f32(8, 8, scale=0.3), _f32(8, 8, scale=0.3), _f32(3000, 8)
+
+    def rnn(jx):
+        def f(w, u, h, xs):
+            def cell(h, x):
+                h = jx.numpy.tanh(w @ h + u @ x)
+                return h, h.sum()
+
+            return jx.lax.scan(cell, h, xs)
+
+        return f
+
+    h0 = np.zeros(8, np.float32)
+    with override("jaxlite_backend", "auto"):
+        out = jaxlite.jit(rnn(jaxlite))(w, u, h0, xs)
+    assert len(_compiled(native_log, "scan")) == 1
+    with override("jaxlite_backend", "numpy"):
+        _compare(out, jaxlite.jit(rnn(jaxlite))(w, u, h0, xs), "rnn")
+    jax = pytest.importorskip("jax")
+    _compare(out, jax.jit(rnn(jax))(w, u, h0, xs), "rnn")
+
+
 def test_a_short_scan_stays_on_numpy_until_hot(native_log):
     xs = _f32(10)
     f = jaxlite.jit(_ema(jaxlite))

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import builtins
 import collections
+import functools
 
 import numpy as np
 
 from jaxlite.backend import numpy_backend, tiering
 from jaxlite.backend.lowering import host_call_primitives, subjaxprs
-from jaxlite.core import ClosedJaxpr, ShapedArray, Var
+from jaxlite.core import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.interpreters.partial_eval import (
@@ -115,7 +116,9 @@ def scan_lowering(ctx, *args, jaxpr, length, num_carry, num_consts, reverse, unr
 
     def tiered():
         runner = scan_runner(jaxpr, length, num_carry, num_consts, reverse)
-        return tiering.TieredLoop(eqn, runner, tiering.work(jaxpr), length=length)
+        form = functools.partial(native_scan_form, eqn)
+        work = tiering.work(jaxpr)
+        return tiering.TieredLoop(eqn, runner, work, length=length, native_form=form)
 
     key = ("tiered scan", length, num_carry, num_consts, reverse)
     name = ctx.add_global(derived([jaxpr], key, tiered), "scan")
@@ -146,6 +149,41 @@ def cond_lowering(ctx, index, *args, branches):
     fns = tuple(numpy_backend.compile(b).fun for b in branches)
     name = ctx.add_global(fns, "cond")
     return f"{name}[{index}]({', '.join(args)})"
+
+
+def native_scan_form(eqn):
+    """What the native backend compiles for scan equation `eqn`: the scan of its body
+    without the work that does not depend on the carry, which runs first on NumPy,
+    vectorised over all iterations (`_hoist_out_of_loop`: `U @ x_t` for every t is one
+    BLAS product, where the native loop would do it one small product at a time).
+    Returns `(closed, wrap)` for `tiering.TieredLoop`."""
+    p = eqn.params
+    jaxpr, num_consts, num_carry = p["jaxpr"], p["num_consts"], p["num_carry"]
+    pre, body, stacked = _hoist_out_of_loop(jaxpr, num_consts, num_carry, p["length"])
+    if pre is None:
+        return tiering.single_equation_jaxpr(eqn), None
+    n_inv = stacked.count(False)
+    params = dict(p, jaxpr=body, num_consts=num_consts + n_inv)
+    n_fixed = num_consts + n_inv + num_carry  # then the xs: stacked operands
+    invars = [
+        Var(a if k < n_fixed else _stacked_aval(p["length"], a))
+        for k, a in enumerate(body.in_avals)
+    ]
+    outvars = [Var(v.aval) for v in eqn.outvars]
+    scan = JaxprEqn(eqn.primitive, invars, params, outvars, eqn.effects)
+    closed = ClosedJaxpr(Jaxpr([], invars, outvars, [scan]), [])
+
+    def wrap(exe):
+        def run(*args):
+            consts, carry, xs = split_list(args, [num_consts, num_carry])
+            hoisted = pre(*consts, *xs)
+            inv = [h for h, st in zip(hoisted, stacked) if not st]
+            st = [h for h, st in zip(hoisted, stacked) if st]
+            return exe(*consts, *inv, *carry, *xs, *st)
+
+        return run
+
+    return closed, wrap
 
 
 # ----------------------------------------------------------------------------------------

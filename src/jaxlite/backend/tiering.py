@@ -98,10 +98,16 @@ class TieredLoop:
 
     `body_work` is the work of one iteration; `length` the iteration count (None for
     a `while`, whose runner `step_runner` gives `(cond, body, split)` to iterate it
-    here)."""
+    here). `native_form()`, when given, returns `(closed, wrap)`: the jaxpr to compile
+    natively instead of the equation alone, and `wrap(executable)`, the function of
+    the equation's operands that runs it (a scan's work that does not depend on the
+    carry runs before it on NumPy, vectorised: see `loops.native_scan_form`)."""
 
-    def __init__(self, eqn, python, body_work, length=None, step_runner=None):
+    def __init__(
+        self, eqn, python, body_work, length=None, step_runner=None, native_form=None
+    ):
         self.eqn = eqn
+        self.native_form = native_form
         self.python = python
         self.body_work = body_work
         self.length = length
@@ -112,10 +118,14 @@ class TieredLoop:
 
     def _compile(self):
         if self.native is None:
-            exe = native.compile(
-                single_equation_jaxpr(self.eqn), self.eqn.primitive.name
-            )
-            self.native = exe if exe is not None else False
+            closed, wrap = single_equation_jaxpr(self.eqn), None
+            if self.native_form is not None:
+                closed, wrap = self.native_form()
+            exe = native.compile(closed, self.eqn.primitive.name)
+            if exe is None:
+                self.native = False
+            else:
+                self.native = exe if wrap is None else wrap(exe)
         return self.native
 
     def __call__(self, *args):
