@@ -306,11 +306,7 @@ def _reducer(name):
             c.b.store(start, slot)
 
             def element(ridx):
-                full = [None] * len(x.shape)
-                for d, i in zip(kept, idx):
-                    full[d] = i
-                for d, i in zip(axes, ridx):
-                    full[d] = i
+                full = _placed(len(x.shape), (kept, idx), (axes, ridx))
                 acc = c.b.load(partial)
                 c.b.store(_accumulate(c, dtype, op, acc, x.load(c, full)), partial)
 
@@ -414,6 +410,15 @@ def _cumulative(name):
     return rule
 
 
+def _placed(rank, *groups):
+    """An index of `rank` dimensions from `(dimensions, indices)` groups."""
+    idx = [None] * rank
+    for dims, indices in groups:
+        for d, i in zip(dims, indices):
+            idx[d] = i
+    return idx
+
+
 _DOT_LIMIT = 1 << 22  # multiply-adds; larger products stay on the NumPy tier (BLAS)
 
 
@@ -445,20 +450,8 @@ def _dot_general(
 
         def body(k):
             b = c.b
-            lidx = [None] * len(lhs.shape)
-            ridx = [None] * len(rhs.shape)
-            for d, i in zip(lb, batch):
-                lidx[d] = i
-            for d, i in zip(rb, batch):
-                ridx[d] = i
-            for d, i in zip(lf, li):
-                lidx[d] = i
-            for d, i in zip(rf, ri):
-                ridx[d] = i
-            for d, i in zip(lc, k):
-                lidx[d] = i
-            for d, i in zip(rc, k):
-                ridx[d] = i
+            lidx = _placed(len(lhs.shape), (lb, batch), (lf, li), (lc, k))
+            ridx = _placed(len(rhs.shape), (rb, batch), (rf, ri), (rc, k))
             x = convert(b, lhs.load(c, lidx), lhs.dtype, out_dtype)
             y = convert(b, rhs.load(c, ridx), rhs.dtype, out_dtype)
             em = Elemental(b, out_dtype)

@@ -363,10 +363,8 @@ class Elemental:
         fabs = self._intrinsic("llvm.fabs", x)
         return self.b.fcmp_ordered("<", fabs, self._const(np.inf))
 
-    def erf_inv(self, x):
-        if x.type == F32:
-            return self._xla_f32("erf_inv", x)
-        return _erf_inv(self, x)
+    def erf_inv(self, x):  # float32 only (`compiler._FLOAT32_ONLY`)
+        return self._xla_f32("erf_inv", x)
 
     def xla_exact(self, x):
         return getattr(self, self.params["name"])(x)
@@ -505,48 +503,3 @@ def convert(b, x, src, dst):
     if t.width < x.type.width:
         return b.trunc(x, t)
     return b.sext(x, t) if src.kind == "i" else b.zext(x, t)
-
-
-# Giles' single-precision approximation of erf_inv (the one XLA uses): a polynomial in
-# w = -log((1 - x) (1 + x)) - 2.5 (w < 5) or in sqrt(w) - 3 (w >= 5), times x.
-_ERF_INV_SMALL = (
-    2.81022636e-08,
-    3.43273939e-07,
-    -3.5233877e-06,
-    -4.39150654e-06,
-    0.00021858087,
-    -0.00125372503,
-    -0.00417768164,
-    0.246640727,
-    1.50140941,
-)
-_ERF_INV_LARGE = (
-    -0.000200214257,
-    0.000100950558,
-    0.00134934322,
-    -0.00367342844,
-    0.00573950773,
-    -0.0076224613,
-    0.00943887047,
-    1.00167406,
-    2.83297682,
-)
-
-
-def _erf_inv(em, x):
-    b = em.b
-    c = em._const
-    one = c(1.0)
-    w = b.fneg(em.log(b.fmul(b.fsub(one, x), b.fadd(one, x))))
-    small = b.fcmp_ordered("<", w, c(5.0))
-    ws = b.fsub(w, c(2.5))
-    wl = b.fsub(em.sqrt(w), c(3.0))
-    arg = b.select(small, ws, wl)
-    p = b.select(small, c(_ERF_INV_SMALL[0]), c(_ERF_INV_LARGE[0]))
-    for s, large in zip(_ERF_INV_SMALL[1:], _ERF_INV_LARGE[1:]):
-        p = b.fadd(b.select(small, c(s), c(large)), b.fmul(p, arg))
-    result = b.fmul(p, x)
-    fabs = em._intrinsic("llvm.fabs", x)
-    at_one = b.fcmp_ordered("==", fabs, one)
-    inf = em._intrinsic("llvm.copysign", c(np.inf), x)
-    return b.select(at_one, inf, result)
