@@ -38,7 +38,7 @@ LAYERS = (
     ("backend", ("backend",)),
     # front: jit and the transformations' user API, devices and caches
     ("front", (
-        "dispatch", "api", "api_autodiff", "api_vmap", "eager_jit", "cache_misses",
+        "api_util", "dispatch", "api", "api_autodiff", "api_vmap", "eager_jit", "cache_misses",
         "debug_nans", "runtime", "stages",
     )),
     # lax: the primitives and all their rules

@@ -26,6 +26,7 @@ import types
 import numpy as np
 
 from jaxlite import source_info, tree_util
+from jaxlite.api_util import trace_flat
 from jaxlite.backend import compile as backend_compile
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.lowering import call_lowering
@@ -364,16 +365,15 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         from jaxlite.numpy import asarray
 
         leaves = [x if hasattr(x, "aval") else asarray(x) for x in leaves]
-        box = {}
 
-        def flat(*xs):
-            d, kw = tree_util.tree_unflatten(in_tree, xs)
+        def dynamic_fun(*d, **kw):
             it = iter(d)
             full = [static[i] if i in static else next(it) for i in range(len(args))]
-            out_leaves, box["tree"] = tree_util.tree_flatten(fun(*full, **kw))
-            return out_leaves
+            return fun(*full, **kw)
 
-        closed = trace_to_jaxpr(flat, [get_aval(x) for x in leaves])
+        closed, out_tree = trace_flat(
+            dynamic_fun, in_tree, [get_aval(x) for x in leaves], kwargs=True
+        )
         outs = remat_p.bind(
             *leaves,
             differentiated=False,
@@ -381,7 +381,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
             policy=policy,
             prevent_cse=prevent_cse,
         )
-        return tree_util.tree_unflatten(box["tree"], outs)
+        return tree_util.tree_unflatten(out_tree, outs)
 
     return remat_fun
 

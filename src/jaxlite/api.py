@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 from jaxlite import tree_util
+from jaxlite.api_util import shaped_abstractify, trace_flat
 from jaxlite.config import override as config_override
 from jaxlite.core import Array, ShapeDtypeStruct, as_value
 from jaxlite.dispatch import jit, jit_p  # noqa: F401
@@ -21,32 +22,10 @@ from jaxlite.interpreters.partial_eval import (
     closure_call_primitives,
     compile_time_eval,
     debug_info,
-    trace_to_jaxpr,
 )
 
 # A jit staged inside another transformation may close over its tracers.
 closure_call_primitives.add(jit_p)
-
-
-def _abstract_arg(x):
-    if isinstance(x, ShapeDtypeStruct):
-        return x.aval
-    return abstractify(x)
-
-
-def _abstract_leaf(fun, x, i, info):
-    """The aval of argument leaf `x` (number `i`), or JAX's TypeError naming its path."""
-    try:
-        return _abstract_arg(x)
-    except TypeError:
-        where = info.arg_names[i] if info.arg_names else f"position {i}"
-        raise TypeError(
-            f"Error interpreting argument to {fun} as an abstract array. The "
-            f"problematic value is of type {type(x)} and was passed to the function at "
-            f"path {where}.\nThis typically means that a jit-wrapped function was "
-            "called with a non-array argument, and this argument was not marked as "
-            "static using the static_argnums or static_argnames parameters of jax.jit."
-        ) from None
 
 
 def _static_split(args, static_argnums):
@@ -68,18 +47,12 @@ def _trace_flat(fun, what, args, kwargs, static_argnums=()):
     static, dynamic = _static_split(args, static_argnums)
     leaves, in_tree = tree_util.tree_flatten((dynamic, kwargs))
     info = debug_info(fun, what, args, kwargs, static_argnums)
-    in_avals = [_abstract_leaf(fun, x, i, info) for i, x in enumerate(leaves)]
-    out_tree_box = []
+    in_avals = [shaped_abstractify(fun, x, i, info) for i, x in enumerate(leaves)]
 
-    def flat_fun(*tracers):
-        dyn, kw = tree_util.tree_unflatten(in_tree, tracers)
-        out = fun(*_merge(static, dyn, len(args)), **kw)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        out_tree_box.append(out_tree)
-        return out_leaves
+    def dynamic_fun(*dyn, **kw):
+        return fun(*_merge(static, dyn, len(args)), **kw)
 
-    closed = trace_to_jaxpr(flat_fun, in_avals, info)
-    return closed, out_tree_box[0]
+    return trace_flat(dynamic_fun, in_tree, in_avals, info, kwargs=True)
 
 
 def make_jaxpr(

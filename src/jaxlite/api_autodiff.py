@@ -8,66 +8,17 @@ import functools
 import numpy as np
 
 from jaxlite import dtypes, tree_util
+from jaxlite.api_util import flatten_fun_aux, split_aux, trace_flat
 from jaxlite.core import (
     Array,
     ShapedArray,
-    Tracer,
     as_value,
     eval_jaxpr,
     get_aval,
 )
 from jaxlite.interpreters import ad
-from jaxlite.interpreters.partial_eval import (
-    abstractify,
-    trace_to_jaxpr,
-)
+from jaxlite.interpreters.partial_eval import abstractify
 from jaxlite.util import fun_sourceinfo, wraps
-
-
-def _flatten_fun(fun, in_tree, has_aux=False):
-    """`flat_fun(*leaves) -> out leaves`, recording the output tree in a box.
-
-    With `has_aux`, the aux leaves that are tracers are appended to the outputs (so
-    that transformations hand back their primal values); other aux leaves (strings,
-    Python numbers, concrete arrays) pass through unchanged. `split_aux` separates
-    them again.
-    """
-    box = {"n_aux": 0}
-
-    def flat_fun(*leaves):
-        args = tree_util.tree_unflatten(in_tree, leaves)
-        out = fun(*args)
-        aux_leaves = []
-        if has_aux:
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError(
-                    "expected function with aux output to return a two-element "
-                    f"tuple, but got type {type(out)} with value {out!r}"
-                )
-            out, aux = out
-            all_aux, box["aux_tree"] = tree_util.tree_flatten(aux)
-            box["aux_traced"] = [isinstance(x, Tracer) for x in all_aux]
-            box["aux_static"] = all_aux
-            aux_leaves = [x for x in all_aux if isinstance(x, Tracer)]
-            box["n_aux"] = len(aux_leaves)
-        leaves_out, box["tree"] = tree_util.tree_flatten(out)
-        return leaves_out + aux_leaves
-
-    return flat_fun, box
-
-
-def split_aux(box, outs):
-    """`(outputs, aux pytree or None)` from the flat outputs of `_flatten_fun`."""
-    n = box["n_aux"]
-    if "aux_tree" not in box:
-        return outs, None
-    main, traced = outs[: len(outs) - n], iter(outs[len(outs) - n :])
-    aux = [
-        next(traced) if is_traced else x
-        for x, is_traced in zip(box["aux_static"], box["aux_traced"])
-    ]
-    return main, tree_util.tree_unflatten(box["aux_tree"], aux)
-
 
 # Primals passed as Python scalars are literals of the linear jaxpr, not residual leaves
 # of the returned function (as JAX).
@@ -121,7 +72,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         )
         for p, t in zip(p_leaves, t_leaves)
     ]
-    flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
+    flat_fun, box = flatten_fun_aux(fun, p_tree, has_aux)
     outs, out_tangents = ad.jvp_flat(flat_fun, p_leaves, t_leaves)
     outs, aux = split_aux(box, outs)
     out_tangents = [ad.instantiate(t) for t in out_tangents[: len(outs)]]
@@ -137,7 +88,7 @@ def linearize(fun, *primals, has_aux=False):
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     literal = [type(p) in _PY_SCALARS for p in p_leaves]
     p_leaves = [as_value(p) for p in p_leaves]
-    flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
+    flat_fun, box = flatten_fun_aux(fun, p_tree, has_aux)
     outs, linear = ad.linearize_flat(flat_fun, p_leaves, literal)
     outs, aux = split_aux(box, outs)
     out_tree = box["tree"]
@@ -169,7 +120,7 @@ def vjp(fun, *primals, has_aux=False):
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     literal = [type(p) in _PY_SCALARS for p in p_leaves]
     p_leaves = [as_value(p) for p in p_leaves]
-    flat_fun, box = _flatten_fun(fun, p_tree, has_aux)
+    flat_fun, box = flatten_fun_aux(fun, p_tree, has_aux)
     outs, _, linear = ad.vjp_flat(flat_fun, p_leaves, literal)
     traced_aux = outs[len(outs) - box["n_aux"] :]
     aux_cts = [ad.Zero(ad.tangent_aval(get_aval(a))) for a in traced_aux]
@@ -565,9 +516,8 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         raise NotImplementedError("reduce_axes argument to transpose is deprecated")
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     in_avals = [abstractify(p) for p in p_leaves]
-    flat_fun, box = _flatten_fun(fun, p_tree)
-    closed = trace_to_jaxpr(flat_fun, in_avals)
-    out_tree, out_avals = box["tree"], tuple(closed.out_avals)
+    closed, out_tree = trace_flat(fun, p_tree, in_avals)
+    out_avals = tuple(closed.out_avals)
     in_dtypes = [a.dtype for a in in_avals]
     out_dtypes = [a.dtype for a in out_avals]
     kinds = in_dtypes + out_dtypes

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 
 from jaxlite import tree_util
+from jaxlite.api_util import trace_flat
 from jaxlite.backend import compile as backend_compile
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.lowering import call_lowering
@@ -190,16 +191,8 @@ class custom_vmap:  # noqa: N801  (JAX's name)
             args = bound.args
         leaves, in_tree = tree_util.tree_flatten(args)
         leaves = [as_value(x) for x in leaves]
-        box = {}
-
-        def flat_fun(*flat):
-            out = self.fun(*tree_util.tree_unflatten(in_tree, flat))
-            out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
-            return out_leaves
-
-        closed = trace_to_jaxpr(flat_fun, [get_aval(x) for x in leaves])
+        closed, out_tree = trace_flat(self.fun, in_tree, [get_aval(x) for x in leaves])
         closed, consts = split_tracer_consts(closed)
-        out_tree = box["out_tree"]
         user_rule = self.vmap_rule
 
         def flat_rule(axis_size, in_batched, *flat):

@@ -13,9 +13,10 @@ from __future__ import annotations
 import functools
 
 from jaxlite import tree_util
+from jaxlite.api_util import trace_flat
 from jaxlite.core import Jaxpr, eval_jaxpr, get_aval
 from jaxlite.interpreters import ad
-from jaxlite.interpreters.partial_eval import split_tracer_consts, trace_to_jaxpr
+from jaxlite.interpreters.partial_eval import split_tracer_consts
 from jaxlite.lax.custom_derivatives import (
     SymbolicZero,
     custom_jvp,
@@ -26,19 +27,6 @@ from jaxlite.lax.custom_derivatives import (
 )
 from jaxlite.lax.linear_call import linear_call
 from jaxlite.util import fun_name
-
-
-def _trace_flat(fun, in_tree, leaves_avals):
-    """`(closed_jaxpr, out_tree)` of `fun(*tree_unflatten(in_tree, leaves))`."""
-    box = {}
-
-    def flat(*leaves):
-        out = fun(*tree_util.tree_unflatten(in_tree, leaves))
-        out_leaves, box["tree"] = tree_util.tree_flatten(out)
-        return out_leaves
-
-    closed = trace_to_jaxpr(flat, leaves_avals)
-    return closed, box["tree"]
 
 
 def closure_convert(fun, *example_args):
@@ -52,7 +40,7 @@ def closure_convert(fun, *example_args):
     """
     leaves, in_tree = tree_util.tree_flatten(example_args)
     avals = [get_aval(x) for x in leaves]
-    closed, out_tree = _trace_flat(fun, in_tree, avals)
+    closed, out_tree = trace_flat(fun, in_tree, avals)
     closed, consts = split_tracer_consts(closed)
     n_args = len(example_args)
 
@@ -106,7 +94,7 @@ def custom_gradient(fun):
         ans, rule = fun(*args)
         ans_leaves, ans_tree = tree_util.tree_flatten((ans,))
         ct_avals = [ad.tangent_aval(get_aval(a)) for a in ans_leaves]
-        closed, out_tree = _trace_flat(rule, ans_tree, ct_avals)
+        closed, out_tree = trace_flat(rule, ans_tree, ct_avals)
         j = closed.jaxpr
         open_jaxpr = Jaxpr([], j.constvars + j.invars, j.outvars, j.eqns, j.effects)
         return ans, _VJPResiduals(open_jaxpr, out_tree, list(closed.consts))

@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 
 from jaxlite import backend, cache_misses, tree_util
+from jaxlite.api_util import arg_type_error, shaped_abstractify, trace_flat
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.lowering import call_lowering
 from jaxlite.backend.native import native_rules
@@ -46,11 +47,7 @@ from jaxlite.core import (
 from jaxlite.debug_nans import call_primitives, check_jit_outputs
 from jaxlite.errors import JaxRuntimeError, UnexpectedTracerError
 from jaxlite.interpreters import ad, batching
-from jaxlite.interpreters.partial_eval import (
-    abstractify,
-    debug_info,
-    trace_to_jaxpr,
-)
+from jaxlite.interpreters.partial_eval import debug_info
 from jaxlite.runtime import check_backend
 from jaxlite.util import fun_name
 
@@ -514,36 +511,20 @@ class JitFunction:
         info = debug_info(self.fun, "jit", args, kwargs, self.static_argnums)
         in_avals = []
         for i, (leaf, s) in enumerate(zip(leaves, sig)):
-            try:  # an array of a non-numeric dtype (object, str, ...) raises here
-                aval = None if s is None else abstractify(leaf)
-            except TypeError:
-                aval = None
-            if aval is None:
-                where = info.arg_names[i] if info.arg_names else f"position {i}"
-                raise TypeError(
-                    f"Error interpreting argument to {self.fun} as an abstract array. The "
-                    f"problematic value is of type {type(leaf)} and was passed to the "
-                    f"function at path {where}.\nThis typically means that a jit-wrapped "
-                    "function was called with a non-array argument, and this argument "
-                    "was not marked as static using the static_argnums or "
-                    "static_argnames parameters of jax.jit."
-                ) from None
-            in_avals.append(aval)
-        out_tree_box = []
+            if s is None:  # the signature saw a non-array leaf
+                raise arg_type_error(self.fun, leaf, i, info)
+            in_avals.append(shaped_abstractify(self.fun, leaf, i, info))
 
-        def flat_fun(*tracers):
-            tree = tree_util.tree_unflatten(treedef, tracers)
-            dyn_args, dyn_kwargs = tree if packed else (tree, {})
+        def dynamic_fun(*dyn_args, **dyn_kwargs):
             full_args, full_kwargs = self._merge_static(
                 args, kwargs, dyn_args, dyn_kwargs, packed
             )
-            out = self.fun(*full_args, **full_kwargs)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            out_tree_box.append(out_tree)
-            return out_leaves
+            return self.fun(*full_args, **full_kwargs)
 
-        closed = trace_to_jaxpr(flat_fun, in_avals, info)
-        return dce_closed_jaxpr(closed), out_tree_box[0]
+        closed, out_tree = trace_flat(
+            dynamic_fun, treedef, in_avals, info, kwargs=packed
+        )
+        return dce_closed_jaxpr(closed), out_tree
 
     def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs, packed):
         if not packed:

@@ -23,9 +23,10 @@ from __future__ import annotations
 import functools
 
 from jaxlite import backend, dtypes, tree_util
+from jaxlite.api_util import trace_flat
 from jaxlite.config import config, current
 from jaxlite.core import Array, ShapedArray, _state, dce_closed_jaxpr, eval_trace
-from jaxlite.interpreters.partial_eval import debug_info, trace_to_jaxpr
+from jaxlite.interpreters.partial_eval import debug_info
 from jaxlite.util import fun_name
 
 _SCALARS = (float, int, bool)
@@ -99,18 +100,15 @@ def eager_jit(fun=None, *, n_arrays=1):
 def _compile(fun, avals, statics, kwargs):
     """Trace `fun` for `avals` and compile it: (function, out weak types, out tree or
     None for a single array)."""
-    out_trees = []
 
-    def flat_fun(*tracers):
-        out = fun(*tracers, *statics, **kwargs)
-        leaves, tree = tree_util.tree_flatten(out)
-        out_trees.append(tree)
-        return leaves
+    def dynamic_fun(*tracers):
+        return fun(*tracers, *statics, **kwargs)
 
-    closed = dce_closed_jaxpr(trace_to_jaxpr(flat_fun, avals, debug_info(fun, "jit")))
+    in_tree = tree_util.tree_structure(tuple(avals))
+    closed, out_tree = trace_flat(dynamic_fun, in_tree, avals, debug_info(fun, "jit"))
+    closed = dce_closed_jaxpr(closed)
     name = fun_name(fun, "eager_fun")
     exe = backend.compile(closed, name if name.isidentifier() else "eager_fun")
     out_weak = tuple(a.weak_type for a in closed.out_avals)
-    (out_tree,) = out_trees
     single = out_tree == tree_util.tree_structure(0)
     return exe.entry, out_weak, None if single else out_tree

@@ -26,6 +26,7 @@ import weakref
 import numpy as np
 
 from jaxlite import dtypes, tree_util
+from jaxlite.api_util import trace_flat
 from jaxlite.backend.loops import accumulators, product_sums
 from jaxlite.config import config
 from jaxlite.core import (  # noqa: F401  (as_value, is_concrete: the loops use them)
@@ -37,7 +38,7 @@ from jaxlite.core import (  # noqa: F401  (as_value, is_concrete: the loops use 
     is_jax_type,
 )
 from jaxlite.interpreters import ad
-from jaxlite.interpreters.partial_eval import debug_info, hoist_consts, trace_to_jaxpr
+from jaxlite.interpreters.partial_eval import debug_info, hoist_consts
 from jaxlite.lax.dot import dot_general_p
 from jaxlite.lax.elementwise import (
     add_p,
@@ -111,16 +112,9 @@ def trace_body(fun, what, in_tree, in_avals, named=None):
         return cached
     args = tree_util.tree_unflatten(in_tree, in_avals)
     info = debug_info(owner, what, tuple(args))
-    box = {}
-
-    def flat_fun(*leaves):
-        out = fun(*tree_util.tree_unflatten(in_tree, leaves))
-        out_leaves, box["tree"] = tree_util.tree_flatten(out)
-        return out_leaves
-
-    closed = trace_to_jaxpr(flat_fun, in_avals, info)
+    closed, out_tree = trace_flat(fun, in_tree, in_avals, info)
     jaxpr, consts = hoist_consts(closed)
-    result = (jaxpr, consts, box["tree"], jaxpr.out_avals)
+    result = (jaxpr, consts, out_tree, jaxpr.out_avals)
     if not any(isinstance(c, Tracer) for c in consts):
         _trace_cache_put(owner, key, result)
     return result

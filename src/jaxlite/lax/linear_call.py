@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 
 from jaxlite import backend, tree_util
+from jaxlite.api_util import trace_flat
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.lowering import call_lowering
 from jaxlite.core import Primitive, abstract_eval_rules, impl_rules, jaxpr_as_fun
@@ -35,18 +36,12 @@ __all__ = ["linear_call"]
 
 
 def _trace_flat(fun, in_tree, avals, info):
-    """`(closed jaxpr, its tracer consts, out_tree)` of `fun` on flat `avals`; the
-    jaxpr takes the tracer consts as leading inputs."""
-    box = []
-
-    def flat(*xs):
-        res, lin = tree_util.tree_unflatten(in_tree, xs)
-        leaves, tree = tree_util.tree_flatten(fun(res, lin))
-        box.append(tree)
-        return leaves
-
-    closed, consts = split_tracer_consts(trace_to_jaxpr(flat, avals, info))
-    return closed, consts, box[0]
+    """`(closed jaxpr, its tracer consts, out_tree)` of `fun(res, lin)` on flat `avals`
+    (the leaves of `in_tree`, the tree of `(res, lin)`); the jaxpr takes the tracer
+    consts as leading inputs."""
+    closed, out_tree = trace_flat(fun, in_tree, avals, info)
+    closed, consts = split_tracer_consts(closed)
+    return closed, consts, out_tree
 
 
 def _memoize(thunk):

@@ -27,6 +27,7 @@ import numpy as np
 from jaxlite import lax, tree_util
 from jaxlite import numpy as jnp
 from jaxlite.ad_checkpoint import remat_p
+from jaxlite.api_util import trace_flat
 from jaxlite.core import Literal, get_aval
 from jaxlite.dispatch import jit_p
 from jaxlite.experimental.checkify.error import (
@@ -96,16 +97,14 @@ def checkify(f, errors=user_checks):
 
     @functools.wraps(f)
     def checked_fun(*args, **kwargs):
-        box = {}
-
-        def closed_f():
-            out_leaves, box["tree"] = tree_util.tree_flatten(f(*args, **kwargs))
-            return out_leaves
-
-        name = fun_name(f)
-        closed = trace_to_jaxpr(closed_f, [], DebugInfo(name, "checkify"))
+        closed, out_tree = trace_flat(
+            lambda: f(*args, **kwargs),
+            tree_util.tree_structure(()),
+            [],
+            DebugInfo(fun_name(f), "checkify"),
+        )
         error, outs = checkify_jaxpr(closed, enabled, init_error, [])
-        return error, tree_util.tree_unflatten(box["tree"], outs)
+        return error, tree_util.tree_unflatten(out_tree, outs)
 
     return checked_fun
 

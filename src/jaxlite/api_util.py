@@ -1,0 +1,158 @@
+"""Tracing a function of pytrees, shared by the transformations (as JAX's `api_util`).
+
+Every transformation that traces a user's function does the same three things: it
+flattens the arguments to leaves, gives the tracer a function of the leaves that
+rebuilds the arguments, calls the user's function and flattens what it returns, and
+remembers the output tree to rebuild the result. Those are the helpers here:
+
+- `flatten_fun(fun, in_tree)` for `in_tree` the tree of `(args, kwargs)`, and
+  `flatten_fun_nokwargs(fun, in_tree)` for the tree of the positional `args`: each
+  returns `(flat_fun, out_tree)`, `out_tree()` giving the output tree once `flat_fun`
+  has run;
+- `flatten_fun_aux(fun, in_tree, has_aux)` and `split_aux`: the same for a function that
+  returns `(output, aux)` (`has_aux` of the differentiation API);
+- `trace_flat(fun, in_tree, in_avals, debug_info)`: `(closed jaxpr, out_tree)` of `fun`
+  traced on the leaves `in_avals` of `in_tree`;
+- `shaped_abstractify(fun, x, i, info)`: the aval of argument leaf `x`, or JAX's
+  TypeError naming the argument that is not an array.
+
+`debug_info` (the function name and argument paths a jaxpr records) lives with the
+tracer, in `interpreters.partial_eval`.
+"""
+
+from __future__ import annotations
+
+from jaxlite import tree_util
+from jaxlite.core import Tracer
+from jaxlite.interpreters.partial_eval import abstractify, trace_to_jaxpr
+
+__all__ = [
+    "arg_type_error",
+    "flatten_fun",
+    "flatten_fun_aux",
+    "flatten_fun_nokwargs",
+    "shaped_abstractify",
+    "split_aux",
+    "trace_flat",
+]
+
+
+def _out_tree_store():
+    """A cell the flat function writes its output tree into, and its reader."""
+    store = []
+
+    def out_tree():
+        if not store:
+            raise RuntimeError("the output tree is known only once the function ran")
+        return store[-1]
+
+    return store, out_tree
+
+
+def flatten_fun(fun, in_tree):
+    """`(flat_fun, out_tree)`: `flat_fun(*leaves)` calls `fun(*args, **kwargs)` with
+    `(args, kwargs) = tree_unflatten(in_tree, leaves)` and returns the leaves of its
+    output; `out_tree()` is the output's tree structure (after a call)."""
+    store, out_tree = _out_tree_store()
+
+    def flat_fun(*leaves):
+        args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
+        out_leaves, tree = tree_util.tree_flatten(fun(*args, **kwargs))
+        store.append(tree)
+        return out_leaves
+
+    return flat_fun, out_tree
+
+
+def flatten_fun_nokwargs(fun, in_tree):
+    """`flatten_fun` for `in_tree` the tree of the positional arguments only:
+    `flat_fun(*leaves)` calls `fun(*tree_unflatten(in_tree, leaves))`."""
+    store, out_tree = _out_tree_store()
+
+    def flat_fun(*leaves):
+        out_leaves, tree = tree_util.tree_flatten(
+            fun(*tree_util.tree_unflatten(in_tree, leaves))
+        )
+        store.append(tree)
+        return out_leaves
+
+    return flat_fun, out_tree
+
+
+def flatten_fun_aux(fun, in_tree, has_aux=False):
+    """`flatten_fun_nokwargs` recording the output tree in a box (`box["tree"]`).
+
+    With `has_aux`, `fun` returns `(output, aux)`: the aux leaves that are tracers are
+    appended to the outputs (so that transformations hand back their primal values);
+    other aux leaves (strings, Python numbers, concrete arrays) pass through unchanged.
+    `split_aux` separates them again.
+    """
+    box = {"n_aux": 0}
+
+    def flat_fun(*leaves):
+        args = tree_util.tree_unflatten(in_tree, leaves)
+        out = fun(*args)
+        aux_leaves = []
+        if has_aux:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise TypeError(
+                    "expected function with aux output to return a two-element "
+                    f"tuple, but got type {type(out)} with value {out!r}"
+                )
+            out, aux = out
+            all_aux, box["aux_tree"] = tree_util.tree_flatten(aux)
+            box["aux_traced"] = [isinstance(x, Tracer) for x in all_aux]
+            box["aux_static"] = all_aux
+            aux_leaves = [x for x in all_aux if isinstance(x, Tracer)]
+            box["n_aux"] = len(aux_leaves)
+        leaves_out, box["tree"] = tree_util.tree_flatten(out)
+        return leaves_out + aux_leaves
+
+    return flat_fun, box
+
+
+def split_aux(box, outs):
+    """`(outputs, aux pytree or None)` from the flat outputs of `flatten_fun_aux`."""
+    n = box["n_aux"]
+    if "aux_tree" not in box:
+        return outs, None
+    main, traced = outs[: len(outs) - n], iter(outs[len(outs) - n :])
+    aux = [
+        next(traced) if is_traced else x
+        for x, is_traced in zip(box["aux_static"], box["aux_traced"])
+    ]
+    return main, tree_util.tree_unflatten(box["aux_tree"], aux)
+
+
+def trace_flat(fun, in_tree, in_avals, debug_info=None, *, kwargs=False):
+    """`(closed_jaxpr, out_tree)` of `fun` traced on the pytree `in_tree` whose leaves
+    have the avals `in_avals`: `fun(*args)` with `in_tree` the tree of `args`, or
+    `fun(*args, **kw)` with `kwargs=True` and `in_tree` the tree of `(args, kw)`."""
+    flatten = flatten_fun if kwargs else flatten_fun_nokwargs
+    flat_fun, out_tree = flatten(fun, in_tree)
+    closed = trace_to_jaxpr(flat_fun, in_avals, debug_info)
+    return closed, out_tree()
+
+
+def arg_type_error(fun, x, i, info):
+    """JAX's TypeError for argument leaf `x` (number `i`) of `fun`, not an array."""
+    where = (
+        info.arg_names[i] if info is not None and info.arg_names else f"position {i}"
+    )
+    return TypeError(
+        f"Error interpreting argument to {fun} as an abstract array. The "
+        f"problematic value is of type {type(x)} and was passed to the function at "
+        f"path {where}.\nThis typically means that a jit-wrapped "
+        "function was called with a non-array argument, and this argument was not "
+        "marked as static using the static_argnums or static_argnames parameters of "
+        "jax.jit."
+    )
+
+
+def shaped_abstractify(fun, x, i, info):
+    """The aval of argument leaf `x` (number `i`) of `fun` (arrays, scalars,
+    `ShapeDtypeStruct`s), or `arg_type_error` for any other value."""
+    try:
+        return abstractify(x)
+    except TypeError:
+        raise arg_type_error(fun, x, i, info) from None
