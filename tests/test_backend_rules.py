@@ -5,7 +5,6 @@ what is dead."""
 
 import functools
 import importlib
-import pkgutil
 
 import numpy as np
 import pytest
@@ -23,14 +22,12 @@ from jaxlite.core import (
     impl_rules,
     no_effects,
 )
+from testing import package_modules
 
 
 def _import_everything():
-    import jaxlite
-
-    for m in pkgutil.walk_packages(jaxlite.__path__, "jaxlite."):
-        if "tour" not in m.name:
-            importlib.import_module(m.name)
+    for name in package_modules():
+        importlib.import_module(name)
 
 
 _import_everything()

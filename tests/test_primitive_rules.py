@@ -22,7 +22,6 @@ import contextlib
 import functools
 import importlib
 import itertools
-import pkgutil
 import types
 import zlib
 from typing import NamedTuple
@@ -34,7 +33,7 @@ import jaxlite
 from jaxlite import lax
 from jaxlite.core import Primitive, abstract_eval_rules, impl_rules
 from jaxlite.interpreters import ad, batching
-from testing import check_close, check_grads
+from testing import check_close, check_grads, package_modules
 
 # ----------------------------------------------------------------------------------------
 # Part 1: every primitive has every rule
@@ -43,10 +42,8 @@ from testing import check_close, check_grads
 def _all_primitives():
     """Every Primitive object bound to a name in a jaxlite module: {name: primitive}."""
     found = {}
-    for info in pkgutil.walk_packages(jaxlite.__path__, "jaxlite."):
-        if info.name == "jaxlite.__main__":
-            continue
-        module = importlib.import_module(info.name)
+    for name in package_modules():
+        module = importlib.import_module(name)
         for value in vars(module).values():
             if isinstance(value, Primitive):
                 found.setdefault(value.name, value)

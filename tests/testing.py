@@ -268,3 +268,29 @@ def check_grads(
                 return pullback(_cast_like(ct, y))
 
             check_grads(f_vjp, args, order - 1, ("rev",), **tol)
+
+
+# The modules of the native backend that need llvmlite (all but the package itself and
+# host.py, which lax/ imports to register rules): skipped where it is not installed.
+_NEEDS_LLVMLITE = "jaxlite.backend.native."
+_LLVMLITE_FREE = {"jaxlite.backend.native.host"}
+
+
+def package_modules():
+    """The names of jaxlite's modules (the tour excepted), those that need llvmlite only
+    where it can be imported."""
+    import pkgutil
+
+    import jaxlite
+    from jaxlite.backend import native
+
+    for m in pkgutil.walk_packages(jaxlite.__path__, "jaxlite."):
+        if m.name in ("jaxlite.__main__", "jaxlite.tour", "jaxlite.tour_callbacks"):
+            continue
+        if (
+            m.name.startswith(_NEEDS_LLVMLITE)
+            and m.name not in _LLVMLITE_FREE
+            and not native.available()
+        ):
+            continue
+        yield m.name
