@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from jaxlite.backend.native import Unsupported, values
 from jaxlite.backend.native.scalar import I1, Elemental, constant, convert
-from jaxlite.backend.native.values import Buffer, Gen, Remap, i64
+from jaxlite.backend.native.values import Buffer, Gen, Reduction, Remap, i64
 
 # Structural ops: index arithmetic over the operand's generator.
 
@@ -336,7 +336,7 @@ def _reducer(name):
                 c.loop_nest(red_shape, element, interleave=True)
             return c.b.load(slot)
 
-        return [Gen(eqn.outvars[0].aval.shape, dtype, fn, True)]
+        return [Reduction(eqn.outvars[0].aval.shape, dtype, fn, True)]
 
     return rule
 
@@ -373,7 +373,7 @@ def _arg_reducer(is_max):
             c.for_range(n, body)
             return convert(c.b, c.b.load(where), np.int64, out_dtype)
 
-        return [Gen(eqn.outvars[0].aval.shape, out_dtype, fn, True)]
+        return [Reduction(eqn.outvars[0].aval.shape, out_dtype, fn, True)]
 
     return rule
 
@@ -465,7 +465,7 @@ def _dot_general(
         c.loop_nest(contract_shape, body, interleave=True)
         return c.b.load(slot)
 
-    return [Gen(out_aval.shape, out_dtype, fn, True)]
+    return [Reduction(out_aval.shape, out_dtype, fn, True)]
 
 
 OPS = {

@@ -45,6 +45,7 @@ from jaxlite.backend.native.scalar import (
 from jaxlite.backend.native.values import (
     Buffer,
     Gen,
+    Reduction,
     Scalar,
     declare,
     i64,
@@ -405,7 +406,14 @@ def _elementwise(c, eqn, op, *args):
 
     if not out_aval.shape:
         return [Scalar(element([]), out_dtype)]
-    args = [c.cheap(a) if _replicates(a, out_aval.shape) else a for a in args]
+    # An operand with an inner loop per element (a reduction, a dot product) is
+    # materialised first: with it inside, this op's loop would not vectorise.
+    args = [
+        c.materialize(a)
+        if isinstance(a, Reduction) or _replicates(a, out_aval.shape)
+        else a
+        for a in args
+    ]
     return [Gen(out_aval.shape, out_dtype, element, True)]
 
 

@@ -104,6 +104,12 @@ class Gen(Value):
         return self.fn(idx)
 
 
+class Reduction(Gen):
+    """A generator whose element is an inner loop (a reduction, a dot product)."""
+
+    __slots__ = ()
+
+
 class Remap(Gen):
     """A generator reading `operand` at `index_map(idx)`."""
 
