@@ -4,7 +4,7 @@ The NumPy backend is the first tier: it starts in microseconds, and straight-lin
 over arrays is already NumPy's vectorised loops. What it cannot do fast is a loop over
 small state, where every equation of the body costs a NumPy call (~1 µs) per
 iteration. The native backend runs such loops at machine speed, but an LLVM compile
-costs ~10–30 ms. So a loop (a `scan` or `while` equation) moves to native code once
+costs tens to hundreds of milliseconds. So a loop (a `scan` or `while` equation) moves to native code once
 the time it has spent on the NumPy tier reaches what compiling it would cost: the
 classic rent-or-buy rule, which never spends more than twice the better choice.
 
@@ -14,8 +14,7 @@ loops included), at about a microsecond each on the NumPy tier. A compile costs 
 with the code (measured: 10-40 ms for a loop of a few dozen equations, 100-300 ms for
 several hundred, as in a Metropolis step with its random numbers). A `scan` knows its
 length, so a long one is compiled before its first iteration; a short one is counted
-across calls.
-A `while` loop counts its iterations as it runs and, when it turns hot, continues from
+across calls. A `while` loop counts its iterations as it runs and, when it turns hot, continues from
 its current carry in native code (on-stack replacement: a while loop restarted from
 any carry computes the same).
 

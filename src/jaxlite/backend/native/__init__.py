@@ -47,7 +47,8 @@ def available() -> bool:
 
 def compile(closed, name="jaxpr_fun"):
     """`closed` compiled to a `NativeExecutable` (cached on it), or None when the
-    native backend cannot compile it (the reason is cached and logged)."""
+    native backend cannot compile it (that answer is cached too; the reason is logged
+    when `jaxlite_native_log` is on)."""
     cached = closed._native
     if cached is None:
         cached = closed._native = _compile(closed, name)
