@@ -568,3 +568,88 @@ def test_the_persistent_cache_skips_llvm_on_a_second_run(tmp_path):
     assert "compiled natively: scan" in runs[0].stderr
     assert "loaded from the compilation cache: scan" in runs[1].stderr
     assert list((tmp_path / "jaxlite-native").glob("*.o"))
+
+
+# -- whole jitted functions (tiering.TieredFunction) --------------------------------------
+
+
+def _tiered(f, *args):
+    """The executable `jit` compiled for `f(*args)` (called once, under "auto")."""
+    with override("jaxlite_backend", "auto"):
+        f(*args)
+    ((_, exe, _, _),) = f._cache.values()
+    return exe
+
+
+def _erf():
+    """A new `jit(erf)` and its input (jit(lax.erf) itself shares one cache)."""
+
+    def erf(x):
+        return lax.erf(x)
+
+    return jaxlite.jit(erf), jnp.asarray(np.linspace(-3, 3, 100, dtype=np.float32))
+
+
+def test_a_jitted_function_starts_on_numpy_and_is_timed():
+    f, x = _erf()
+    exe = _tiered(f, x)
+    assert isinstance(exe, tiering.TieredFunction)
+    assert exe.native is None and exe.entry == exe._rent
+    assert 0 < exe.best <= exe.spent < exe.hot
+
+
+@pytest.mark.parametrize("numpy_best, chosen", [(0, "numpy"), (10**15, "native")])
+def test_a_hot_function_keeps_the_faster_tier(native_log, numpy_best, chosen):
+    f, x = _erf()
+    exe = _tiered(f, x)
+    exe.hot = 0  # hot already
+    with override("jaxlite_backend", "auto"):
+        f(x)  # the second call: still too early to compile (MIN_CALLS)
+        assert exe.native is None
+        f(x)
+        assert _compiled(native_log, "erf") and exe.entry == exe._trial
+        exe.best = numpy_best  # what the NumPy tier's best call took (ns)
+        outs = [f(x) for _ in range(exe.TRIALS)]
+    winner = exe.native if chosen == "native" else exe.numpy
+    assert exe.entry == winner.entry
+    assert (chosen == "native") == exe.source.lstrip().startswith(
+        ("; ModuleID", "target")
+    )
+    with override("jaxlite_backend", "numpy"):
+        expected = np.asarray(jaxlite.jit(lax.erf)(x))
+    for out in [*outs, f(x)]:  # the trial calls and the chosen tier's agree
+        np.testing.assert_allclose(np.asarray(out), expected, rtol=2e-6, atol=1e-7)
+
+
+def test_a_function_native_code_cannot_compile_stays_on_numpy(native_log):
+    f = jaxlite.jit(lambda x: jnp.fft.fft(x).real * 2.0)
+    x = _f32(16)
+    exe = _tiered(f, x)
+    exe.hot = 0
+    with override("jaxlite_backend", "auto"):
+        for _ in range(exe.MIN_CALLS + 1):
+            out = f(x)
+    assert exe.native is None and exe.entry == exe.numpy.entry
+    assert any("left to NumPy" in r.message for r in native_log.records)
+    np.testing.assert_allclose(np.asarray(out), np.fft.fft(x).real * 2, rtol=1e-5)
+
+
+def test_a_function_that_only_calls_the_host_is_not_tiered():
+    def f(x):
+        return jaxlite.pure_callback(np.sin, jaxlite.ShapeDtypeStruct((3,), x.dtype), x)
+
+    exe = _tiered(jaxlite.jit(f), _f32(3))
+    assert not isinstance(exe, tiering.TieredFunction)
+
+
+def test_erf_turns_native_under_repeated_calls_and_matches_jax_bits():
+    jax = pytest.importorskip("jax")
+    f, x = _erf()
+    exe = _tiered(f, x)
+    with override("jaxlite_backend", "auto"):
+        while exe.entry == exe._rent:  # until it is hot, however slow this machine
+            f(x)
+        assert exe.native is not None
+        out = f(x)  # a trial call, native code
+    expected = jax.jit(jax.lax.erf)(np.asarray(x))
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(expected))

@@ -326,8 +326,8 @@ class JitFunction:
                 except TypeError:  # an unhashable static argument: see the slow path
                     hit = None
                 if hit is not None:
-                    fun, out_weak, out_tree = hit
-                    outs = fun(*vals)
+                    exe, out_weak, out_tree = hit
+                    outs = exe.entry(*vals)  # read each call: a tiered one changes
                     if out_tree is None:
                         return Array(outs[0], out_weak[0])
                     return tree_util.tree_unflatten(
@@ -407,7 +407,7 @@ class JitFunction:
         closed, exe, out_tree, out_weak = entry
         single = out_tree == tree_util.tree_structure(0)
         self._fast[tuple(sig)] = (
-            exe.entry,
+            exe,
             tuple(out_weak),
             None if single else out_tree,
         )
@@ -498,7 +498,7 @@ class JitFunction:
         out_weak = [a.weak_type for a in closed.out_avals]
         if any(isinstance(c, Tracer) for c in closed.consts):
             return closed, None, out_tree, out_weak
-        exe = backend.compile(closed, _py_name(self._name))
+        exe = backend.compile(closed, _py_name(self._name), tiered=True)
         return closed, exe, out_tree, out_weak
 
     def _trace(self, args, kwargs, leaves, treedef, sig):

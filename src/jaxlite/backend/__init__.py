@@ -2,8 +2,8 @@
 
 `compile(closed_jaxpr)` is the only entry point. The first tier (`numpy_backend`)
 generates Python source, one line per equation; the second (`native`) compiles to
-machine code through LLVM. `tiering` decides which runs what: by default straight-line
-code stays on NumPy and hot loops move to native code; `jaxlite_backend="native"`
+machine code through LLVM. `tiering` decides which runs what: by default code starts on
+NumPy, and hot loops and hot jitted functions move to native code; `jaxlite_backend="native"`
 compiles whole jaxprs natively where it can. `lowering` holds what backends share: the
 rule registry, the context a rule sees, `inline` and the call-lowering helper.
 """
@@ -13,14 +13,24 @@ from jaxlite.backend.lowering import inline, lowering_rules
 from jaxlite.backend.native import native_rules
 
 
-def compile(closed, name="jaxpr_fun"):
+def compile(closed, name="jaxpr_fun", tiered=False):
     """`closed` (a ClosedJaxpr) as an executable: `exe(*args) -> list of outputs`,
-    with `.fun` (to call from generated code) and `.source` (what runs)."""
-    if tiering.mode() == "native":
+    with `.entry` (the function a call runs), `.fun` (to call from generated code)
+    and `.source` (what runs).
+
+    `tiered` (for `jit`'s executables, called again and again): under the "auto"
+    policy the executable starts on NumPy and moves to native code once it is hot
+    and native code proves faster (`tiering.TieredFunction`); its `.entry` changes
+    then, so callers read it at each call."""
+    policy = tiering.mode()
+    if policy == "native":
         exe = native.compile(closed, name)
         if exe is not None:
             return exe
-    return numpy_backend.compile(closed, name)
+    exe = numpy_backend.compile(closed, name)
+    if tiered and policy == "auto" and tiering.work(closed) > 0:
+        return tiering.TieredFunction(exe, closed, name)
+    return exe
 
 
 from jaxlite.backend import memory as _memory  # noqa: E402

@@ -18,6 +18,18 @@ across calls. A `while` loop counts its iterations as it runs and, when it turns
 its current carry in native code (on-stack replacement: a while loop restarted from
 any carry computes the same).
 
+A jitted function's whole jaxpr tiers the same way (`TieredFunction`): its calls'
+NumPy time is rent, measured, and once it reaches the compile cost (and the function
+has been called at least `MIN_CALLS` times) the jaxpr is compiled natively.
+Straight-line code does not always gain from that (NumPy's BLAS beats a native loop
+nest on a large product; a function that mostly calls the host gains nothing), so
+the native executable then runs on trial for a few calls and is kept only if its
+best time beats the NumPy tier's best; otherwise the function stays on NumPy for
+good. Either way the executable's `entry` becomes the chosen function itself, so a
+decided function costs nothing extra per call. (Values may then differ from the
+NumPy tier's in the last bits: native code computes transcendental functions with
+XLA's float32 kernels, as JAX does, where NumPy calls libm.)
+
 `jaxlite_backend` selects the policy: "auto" (this), "native" (every loop natively
 from its first call, and `backend.compile` compiles whole jaxprs natively), "numpy"
 (never). A loop the native backend cannot compile stays on the NumPy tier, once
@@ -25,6 +37,8 @@ checked.
 """
 
 from __future__ import annotations
+
+from time import perf_counter_ns
 
 from jaxlite.backend import native
 from jaxlite.backend.lowering import host_call_primitives, subjaxprs
@@ -164,3 +178,67 @@ class TieredLoop:
                 limit = float("inf")  # it cannot compile: finish here
         self.spent += n * self.body_work
         return list(carry)
+
+
+class TieredFunction:
+    """A jitted jaxpr's executable under the "auto" policy (see the module
+    docstring): the NumPy executable `numpy_exe`, its calls timed until their total
+    reaches the native compile cost, then the native executable on trial for `TRIALS`
+    calls, then whichever had the better best time. Offers what the backends'
+    executables offer (`entry`, `fun`, `source`, calling it)."""
+
+    TRIALS = 5
+    # Calls before a compile may start, however long they took: most functions
+    # called once or twice (set-up, initialisation, one large draw) never run again,
+    # and would pay LLVM's time and memory (~40 MB while it works) for nothing.
+    MIN_CALLS = 3
+
+    __slots__ = ("closed", "name", "numpy", "native", "entry", "spent", "hot")
+    __slots__ += ("best", "native_best", "calls")
+
+    def __init__(self, numpy_exe, closed, name):
+        self.closed = closed
+        self.name = name
+        self.numpy = numpy_exe
+        self.native = None
+        self.spent = 0  # ns on the NumPy tier
+        self.hot = compile_cost([closed]) * 1000  # ns: an equation execution is ~1 µs
+        self.best = self.native_best = float("inf")
+        self.calls = 0
+        self.entry = self._rent
+
+    @property
+    def fun(self):
+        return self.numpy.fun
+
+    @property
+    def source(self):
+        """The source of what runs now: the LLVM IR once native code was chosen."""
+        chosen = self.native is not None and self.entry == self.native.entry
+        return (self.native if chosen else self.numpy).source
+
+    def __call__(self, *args):
+        return self.entry(*args)
+
+    def _rent(self, *args):
+        start = perf_counter_ns()
+        outs = self.numpy.entry(*args)
+        took = perf_counter_ns() - start
+        self.best = min(self.best, took)
+        self.spent += took
+        self.calls += 1
+        if self.spent >= self.hot and self.calls >= self.MIN_CALLS:
+            self.native = native.compile(self.closed, self.name)
+            self.entry = self.numpy.entry if self.native is None else self._trial
+            self.calls = 0
+        return outs
+
+    def _trial(self, *args):
+        start = perf_counter_ns()
+        outs = self.native.entry(*args)
+        self.native_best = min(self.native_best, perf_counter_ns() - start)
+        self.calls += 1
+        if self.calls >= self.TRIALS:
+            faster = self.native_best < self.best
+            self.entry = (self.native if faster else self.numpy).entry
+        return outs
