@@ -23,9 +23,8 @@ NumPy time is rent, measured, and once it reaches the compile cost (and the func
 has been called at least `MIN_CALLS` times) the jaxpr is compiled natively.
 Straight-line code does not always gain from that (NumPy's BLAS beats a native loop
 nest on a large product; a function that mostly calls the host gains nothing), so
-the native executable then runs on trial for a few calls and is kept only if its
-best time beats the NumPy tier's best; otherwise the function stays on NumPy for
-good. Either way the executable's `entry` becomes the chosen function itself, so a
+the two tiers then take turns for a few calls, and native code is kept only if its
+best time beats the NumPy tier's; otherwise the function stays on NumPy for good. Either way the executable's `entry` becomes the chosen function itself, so a
 decided function costs nothing extra per call. (Values may then differ from the
 NumPy tier's in the last bits: native code computes transcendental functions with
 XLA's float32 kernels, as JAX does, where NumPy calls libm.)
@@ -183,8 +182,8 @@ class TieredLoop:
 class TieredFunction:
     """A jitted jaxpr's executable under the "auto" policy (see the module
     docstring): the NumPy executable `numpy_exe`, its calls timed until their total
-    reaches the native compile cost, then the native executable on trial for `TRIALS`
-    calls, then whichever had the better best time. Offers what the backends'
+    reaches the native compile cost, then a trial of `TRIALS` calls on each tier,
+    taking turns, then whichever had the better best time. Offers what the backends'
     executables offer (`entry`, `fun`, `source`, calling it)."""
 
     TRIALS = 5
@@ -203,7 +202,7 @@ class TieredFunction:
         self.native = None
         self.spent = 0  # ns on the NumPy tier
         self.hot = compile_cost([closed]) * 1000  # ns: an equation execution is ~1 µs
-        self.best = self.native_best = float("inf")
+        self.best = self.native_best = float("inf")  # each tier's best call in trial
         self.calls = 0
         self.entry = self._rent
 
@@ -223,9 +222,7 @@ class TieredFunction:
     def _rent(self, *args):
         start = perf_counter_ns()
         outs = self.numpy.entry(*args)
-        took = perf_counter_ns() - start
-        self.best = min(self.best, took)
-        self.spent += took
+        self.spent += perf_counter_ns() - start
         self.calls += 1
         if self.spent >= self.hot and self.calls >= self.MIN_CALLS:
             self.native = native.compile(self.closed, self.name)
@@ -234,11 +231,19 @@ class TieredFunction:
         return outs
 
     def _trial(self, *args):
+        # The tiers take turns, and the NumPy tier's best is measured afresh: its own
+        # hot loops may have moved to native code meanwhile (with their carry-free
+        # work hoisted onto NumPy's BLAS, which can beat the whole function natively).
+        on_native = self.calls % 2 == 0
         start = perf_counter_ns()
-        outs = self.native.entry(*args)
-        self.native_best = min(self.native_best, perf_counter_ns() - start)
+        outs = (self.native if on_native else self.numpy).entry(*args)
+        took = perf_counter_ns() - start
+        if on_native:
+            self.native_best = min(self.native_best, took)
+        else:
+            self.best = min(self.best, took)
         self.calls += 1
-        if self.calls >= self.TRIALS:
+        if self.calls >= 2 * self.TRIALS:
             faster = self.native_best < self.best
             self.entry = (self.native if faster else self.numpy).entry
         return outs

@@ -11,6 +11,8 @@ generator's elements (a broadcast, a dot product's operands) materialises it fir
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir
 
@@ -150,7 +152,14 @@ def _pieces(c, eqn, operands, dimension, out_shape):
                 out = b.select(b.icmp_signed(">=", i, i64(start)), v, out)
         return out
 
-    return Gen(out_shape, dtype, fn, False)
+    last = len(out_shape) - 1
+    if dimension == last:
+        cuts = {*bounds[1:]}
+        for x, start in zip(operands, bounds):
+            cuts.update(start + k for k in x.cuts)
+    else:
+        cuts = {k for x in operands for k in x.cuts}
+    return Gen(out_shape, dtype, fn, False, tuple(sorted(cuts)))
 
 
 def _concatenate(c, eqn, *operands, dimension):
@@ -262,6 +271,9 @@ _REDUCERS = {
 
 
 _BLOCK = 1024  # elements per partial sum of a long float reduction
+# Shorter reduction loops get no request for interleaved accumulators: with 4 of them
+# (and 8 lanes each) a loop must run 32 times before its vector body runs at all.
+_INTERLEAVE_MIN = 128
 
 
 def _identity(dtype, which):
@@ -333,10 +345,34 @@ def _reducer(name):
             if blocked:
                 c.loop_nest(red_shape[:-1], run)
             else:
-                c.loop_nest(red_shape, element, interleave=True)
+                c.loop_nest(red_shape, element, interleave=n >= _INTERLEAVE_MIN)
             return c.b.load(slot)
 
-        return [Reduction(eqn.outvars[0].aval.shape, dtype, fn, True)]
+        out_shape = eqn.outvars[0].aval.shape
+        # The kept axes after the last reduced one, accumulated together (see
+        # `Reduction.tile`) when they are few.
+        trailing = [d for d in kept if d > axes[-1]] if axes else []
+        tile_shape = [x.shape[d] for d in trailing]
+        if not trailing or blocked or math.prod(tile_shape) > Reduction.TILE:
+            return [Reduction(out_shape, dtype, fn, True)]
+
+        def tile(lead):
+            slots = []
+            for _ in np.ndindex(*tile_shape):
+                slots.append(c.slot(dtype))
+                c.b.store(start, slots[-1])
+
+            def element(ridx):
+                for s, t in zip(slots, np.ndindex(*tile_shape)):
+                    at = [*lead, *map(i64, t)]
+                    full = _placed(len(x.shape), (kept, at), (axes, ridx))
+                    acc = c.b.load(s)
+                    c.b.store(_accumulate(c, dtype, op, acc, x.load(c, full)), s)
+
+            c.loop_nest(red_shape, element)
+            return [c.b.load(s) for s in slots]
+
+        return [Reduction(out_shape, dtype, fn, True, tile, len(trailing))]
 
     return rule
 

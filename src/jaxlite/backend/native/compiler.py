@@ -49,6 +49,7 @@ from jaxlite.backend.native.values import (
     Scalar,
     declare,
     i64,
+    merged_cuts,
     operand_index,
     size,
     strides,
@@ -186,16 +187,25 @@ class FunctionCompiler:
             branch.set_metadata("llvm.loop", self.module.add_metadata([tag]))
         b.position_at_end(after)
 
-    def loop_nest(self, shape, body, interleave=False):
+    def loop_nest(self, shape, body, interleave=False, cuts=()):
         """Emits `body(idx)` for every index of `shape`, row-major (`interleave`: see
-        `for_range`, for the innermost loop)."""
+        `for_range`, for the innermost loop). The innermost loop is split at `cuts`
+        (see `values.Gen`): one loop per piece."""
 
         def level(k, idx):
             if k == len(shape):
                 body(idx)
                 return
-            inner = interleave and k == len(shape) - 1
-            self.for_range(shape[k], lambda i: level(k + 1, [*idx, i]), inner)
+            if k < len(shape) - 1:
+                self.for_range(shape[k], lambda i: level(k + 1, [*idx, i]))
+                return
+            bounds = [0, *cuts, shape[k]]
+            for lo, hi in zip(bounds, bounds[1:]):
+
+                def piece(i, lo=lo):
+                    body([*idx, self.b.add(i, i64(lo)) if lo else i])
+
+                self.for_range(hi - lo, piece, interleave)
 
         level(0, [])
 
@@ -206,7 +216,19 @@ class FunctionCompiler:
             return v
         if dest is None:
             dest = self.alloc(v.shape, v.dtype)
-        self.loop_nest(v.shape, lambda idx: dest.store(self, idx, v.load(self, idx)))
+        if isinstance(v, Reduction) and v.tile is not None:
+            rank = len(v.shape) - v.tile_rank
+            inner = list(np.ndindex(v.shape[rank:]))
+
+            def tile(idx):
+                for k, value in zip(inner, v.tile(idx)):
+                    dest.store(self, [*idx, *map(i64, k)], value)
+
+            self.loop_nest(v.shape[:rank], tile)
+            return dest
+        self.loop_nest(
+            v.shape, lambda idx: dest.store(self, idx, v.load(self, idx)), cuts=v.cuts
+        )
         return dest
 
     def cheap(self, v):
@@ -414,7 +436,8 @@ def _elementwise(c, eqn, op, *args):
         else a
         for a in args
     ]
-    return [Gen(out_aval.shape, out_dtype, element, True)]
+    cuts = merged_cuts(out_aval.shape, args)
+    return [Gen(out_aval.shape, out_dtype, element, True, cuts)]
 
 
 def _replicates(v, shape):

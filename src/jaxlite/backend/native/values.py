@@ -53,6 +53,7 @@ class Value:
 
 class Scalar(Value):
     __slots__ = ("value",)
+    cuts = ()
 
     def __init__(self, value, dtype):
         self.shape, self.dtype, self.value = (), np.dtype(dtype), value
@@ -65,6 +66,7 @@ class Buffer(Value):
     """A contiguous row-major array at `ptr` (a pointer to its memory type)."""
 
     __slots__ = ("ptr",)
+    cuts = ()
 
     def __init__(self, ptr, shape, dtype):
         self.ptr, self.shape, self.dtype = ptr, tuple(shape), np.dtype(dtype)
@@ -92,22 +94,40 @@ class Buffer(Value):
 
 
 class Gen(Value):
-    """An elemental generator: `fn(idx)` emits the element at `idx`."""
+    """An elemental generator: `fn(idx)` emits the element at `idx`.
 
-    __slots__ = ("fn", "expensive")
+    `cuts`: indices along the last axis where the element's formula changes (where
+    one operand of a concatenation ends and the next begins). A loop over the last
+    axis is split there (`FunctionCompiler.loop_nest`): within each piece LLVM folds
+    the choice of operand away, and the loop vectorises as a plain one."""
 
-    def __init__(self, shape, dtype, fn, expensive):
+    __slots__ = ("fn", "expensive", "cuts")
+
+    def __init__(self, shape, dtype, fn, expensive, cuts=()):
         self.shape, self.dtype, self.fn = tuple(shape), np.dtype(dtype), fn
         self.expensive = expensive
+        self.cuts = cuts
 
     def load(self, c, idx):
         return self.fn(idx)
 
 
 class Reduction(Gen):
-    """A generator whose element is an inner loop (a reduction, a dot product)."""
+    """A generator whose element is an inner loop (a reduction, a dot product).
 
-    __slots__ = ()
+    `tile`, when given, computes the `tile_rank` trailing axes at once:
+    `tile(lead_idx)` emits one pass of the inner loop that accumulates every element
+    of `self[lead_idx]` (an array of at most `TILE` elements) and returns their values
+    in row-major order. A reduction over a middle axis (`sum(x, axis=1)` of a 16×16×3
+    array) reads its operand contiguously so, with a few accumulators in registers,
+    where one element at a time it would read with a stride."""
+
+    __slots__ = ("tile", "tile_rank")
+    TILE = 8
+
+    def __init__(self, shape, dtype, fn, expensive, tile=None, tile_rank=0):
+        super().__init__(shape, dtype, fn, expensive)
+        self.tile, self.tile_rank = tile, tile_rank
 
 
 class Remap(Gen):
@@ -120,6 +140,17 @@ class Remap(Gen):
             return operand.load(c, index_map(idx))
 
         super().__init__(shape, operand.dtype, fn, operand.expensive)
+
+
+def merged_cuts(out_shape, operands):
+    """The cuts of an elementwise result: those of each operand that spans the
+    result's last axis (see `Gen`)."""
+    n = out_shape[-1] if out_shape else 1
+    found = set()
+    for x in operands:
+        if x.shape and x.shape[-1] == n and len(x.shape) == len(out_shape):
+            found.update(x.cuts)
+    return tuple(sorted(found))
 
 
 def operand_index(shape, idx):
