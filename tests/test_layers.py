@@ -51,9 +51,12 @@ LAYERS = (
         "image", "ad_checkpoint", "custom_batching", "custom_derivatives", "debug",
         "debugger", "debug_sharding", "dlpack", "flatten_util", "shard_map",
         "test_util",
+        # JAX's private modules, for jaxlite.install_as_jax() only
+        "_src",
     )),
     # face: the public re-exports, and the tour, a program run on the public API
-    ("face", ("__init__", "tour", "tour_callbacks")),
+    # (and `jax` as a name for jaxlite: jax_alias, `python -m jaxlite`)
+    ("face", ("__init__", "tour", "tour_callbacks", "jax_alias", "__main__")),
 )  # fmt: skip
 
 # Interpreters may import `jaxlite.lax` lazily (inside a function), as JAX's

@@ -102,6 +102,7 @@ from jaxlite import dlpack
 from jaxlite import image, monitoring, profiler, stages, typing
 from jaxlite.dtypes import float0
 from jaxlite.version import __version__, __version_info__
+from jaxlite.jax_alias import install_as_jax
 
 jacobian = jacrev
 
@@ -136,6 +137,7 @@ __all__ = [
     "host_count",
     "host_id",
     "host_ids",
+    "install_as_jax",
     "live_arrays",
     "log_compiles",
     "make_array_from_callback",
