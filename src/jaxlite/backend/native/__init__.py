@@ -18,6 +18,7 @@ it every jaxpr stays on the NumPy tier.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 
 native_rules: dict = {}
@@ -33,15 +34,24 @@ _available = None
 
 
 def available() -> bool:
-    """Whether llvmlite can be imported (once; the answer is cached)."""
+    """Whether llvmlite is installed (once; the answer is cached). Importing it takes
+    40-60 ms, so it is only looked for here: the first compile imports it."""
     global _available
     if _available is None:
         try:
-            import llvmlite.binding  # noqa: F401
-        except ImportError:
+            _available = importlib.util.find_spec("llvmlite") is not None
+        except (ImportError, ValueError):  # ValueError: sys.modules["llvmlite"] = None
             _available = False
-        else:
-            _available = True
+    return _available
+
+
+def _import_llvmlite():
+    """Import llvmlite, or record that it cannot be (then nothing compiles)."""
+    global _available
+    try:
+        import llvmlite.binding  # noqa: F401
+    except ImportError:
+        _available = False
     return _available
 
 
@@ -60,7 +70,7 @@ def _compile(closed, name):
 
     values = config.current().values
     verbose = values["jaxlite_native_log"]
-    if not available():
+    if not available() or not _import_llvmlite():
         return False
     from jaxlite.backend.native.compiler import FunctionCompiler
     from jaxlite.backend.native.engine import NativeExecutable, compile_ir
