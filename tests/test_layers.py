@@ -28,14 +28,16 @@ LAYERS = (
     ("base", (
         "config", "dtypes", "errors", "util", "effects", "tree_util", "tree_keys",
         "tree", "source_info", "monitoring", "profiler", "version", "cpu_device",
-        "sharding",
+        "sharding", "linear_util",
     )),
-    # core: Primitive, bind, traces, avals, jaxprs, eval_jaxpr, the Array type
-    ("core", ("core", "array", "typing")),
+    # core: Primitive, bind, traces, avals, jaxprs, eval_jaxpr, the Array type, and
+    # JAX's extension API on them (core_extension)
+    ("core", ("core", "array", "typing", "core_extension")),
     # interpreters: partial evaluation, autodiff, batching
     ("interpreters", ("interpreters",)),
-    # backend: how a jaxpr runs
-    ("backend", ("backend",)),
+    # backend: how a jaxpr runs; JAX's `interpreters.mlir` (register_lowering) fills
+    # the backend's tables, so it sits here though it lives in the interpreters package
+    ("backend", ("backend", "interpreters.mlir")),
     # front: jit and the transformations' user API, devices and caches
     ("front", (
         "api_util", "dispatch", "api", "api_autodiff", "api_vmap", "eager_jit", "cache_misses",
@@ -50,7 +52,7 @@ LAYERS = (
         "random", "prng", "scipy", "nn", "experimental", "example_libraries",
         "image", "ad_checkpoint", "custom_batching", "custom_derivatives", "debug",
         "debugger", "debug_sharding", "dlpack", "flatten_util", "shard_map",
-        "test_util",
+        "test_util", "extend",
         # JAX's private modules, for jaxlite.install_as_jax() only
         "_src",
     )),
@@ -296,4 +298,6 @@ def test_the_table_orders_the_layers():
     assert _layer_of("jaxlite.numpy")[1] == "numpy"
     assert _layer_of("jaxlite.core")[0] < _layer_of("jaxlite.interpreters.ad")[0]
     assert _layer_of("jaxlite.backend.lowering")[0] < _layer_of("jaxlite.dispatch")[0]
+    assert _layer_of("jaxlite.interpreters.mlir")[1] == "backend"
+    assert _layer_of("jaxlite.interpreters.ad")[1] == "interpreters"
     assert _layer_of("jaxlite")[1] == "face"

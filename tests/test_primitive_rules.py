@@ -66,7 +66,7 @@ LINEAR = {
     "select_and_scatter_add", "custom_linear_solve", "reduce_precision", "complex",
     "optimization_barrier",
     "psum", "all_gather", "reduce_scatter", "ppermute", "all_to_all",
-    "ragged_dot_general", "linear_call",
+    "ragged_dot_general", "linear_call", "closed_call", "call",
 }  # fmt: skip
 
 # (primitive, rule) -> why the rule is not needed.

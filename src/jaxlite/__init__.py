@@ -70,7 +70,7 @@ from jaxlite.runtime import (
     process_index,
     process_indices,
 )
-from jaxlite.sharding import NamedSharding, make_mesh
+from jaxlite.sharding import NamedSharding, make_mesh, reshard, set_mesh
 from jaxlite.sharding import PartitionSpec as P
 from jaxlite.shard_map import shard_map, smap
 from jaxlite.api_autodiff import (
@@ -98,6 +98,9 @@ from jaxlite import debug, experimental
 from jaxlite import random
 from jaxlite import nn, scipy
 from jaxlite import custom_batching, custom_derivatives, sharding, version
+
+# As JAX: `jax.interpreters.mlir` (register_lowering) is there after `import jax`.
+from jaxlite.interpreters import mlir as _mlir
 from jaxlite import dlpack
 from jaxlite import image, monitoring, profiler, stages, typing
 from jaxlite.dtypes import float0
@@ -144,6 +147,8 @@ __all__ = [
     "make_array_from_process_local_data",
     "make_array_from_single_device_arrays",
     "make_mesh",
+    "reshard",
+    "set_mesh",
     "named_call",
     "named_scope",
     "numpy_dtype_promotion",

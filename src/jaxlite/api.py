@@ -14,7 +14,7 @@ import numpy as np
 from jaxlite import tree_util
 from jaxlite.api_util import shaped_abstractify, trace_flat
 from jaxlite.config import override as config_override
-from jaxlite.core import Array, ShapeDtypeStruct, as_value
+from jaxlite.core import Array, ShapedArray, ShapeDtypeStruct, as_value
 from jaxlite.dispatch import jit, jit_p  # noqa: F401
 from jaxlite.interpreters import batching
 from jaxlite.interpreters.partial_eval import (
@@ -47,7 +47,11 @@ def _trace_flat(fun, what, args, kwargs, static_argnums=()):
     static, dynamic = _static_split(args, static_argnums)
     leaves, in_tree = tree_util.tree_flatten((dynamic, kwargs))
     info = debug_info(fun, what, args, kwargs, static_argnums)
-    in_avals = [shaped_abstractify(fun, x, i, info) for i, x in enumerate(leaves)]
+    # As JAX's tracing entry points, an aval (`ShapedArray`) stands for itself.
+    in_avals = [
+        x if isinstance(x, ShapedArray) else shaped_abstractify(fun, x, i, info)
+        for i, x in enumerate(leaves)
+    ]
 
     def dynamic_fun(*dyn, **kw):
         return fun(*_merge(static, dyn, len(args)), **kw)

@@ -8,7 +8,9 @@ remembers the output tree to rebuild the result. Those are the helpers here:
 - `flatten_fun(fun, in_tree)` for `in_tree` the tree of `(args, kwargs)`, and
   `flatten_fun_nokwargs(fun, in_tree)` for the tree of the positional `args`: each
   returns `(flat_fun, out_tree)`, `out_tree()` giving the output tree once `flat_fun`
-  has run;
+  has run. Given a `linear_util.WrappedFun` (JAX's convention, as flax and numpyro
+  call them), `flat_fun` is a `WrappedFun` too: the flattening is one more
+  transformation of it, run by `flat_fun.call_wrapped(*leaves)`;
 - `flatten_fun_aux(fun, in_tree, has_aux)` and `split_aux`: the same for a function that
   returns `(output, aux)` (`has_aux` of the differentiation API);
 - `trace_flat(fun, in_tree, in_avals, debug_info)`: `(closed jaxpr, out_tree)` of `fun`
@@ -17,17 +19,24 @@ remembers the output tree to rebuild the result. Those are the helpers here:
   TypeError naming the argument that is not an array.
 
 `debug_info` (the function name and argument paths a jaxpr records) lives with the
-tracer, in `interpreters.partial_eval`.
+tracer, in `interpreters.partial_eval`; `debug_info` here makes one with JAX's
+arguments (`debug_info(traced_for, fun, args, kwargs)`).
 """
 
 from __future__ import annotations
 
+import functools
+
 from jaxlite import tree_util
 from jaxlite.core import Tracer
+from jaxlite.interpreters import partial_eval
 from jaxlite.interpreters.partial_eval import abstractify, trace_to_jaxpr
+from jaxlite.linear_util import WrappedFun
+from jaxlite.util import safe_map, safe_zip  # noqa: F401  (JAX's api_util has them)
 
 __all__ = [
     "arg_type_error",
+    "debug_info",
     "flatten_fun",
     "flatten_fun_aux",
     "flatten_fun_nokwargs",
@@ -49,19 +58,28 @@ def _out_tree_store():
     return store, out_tree
 
 
+def _flat_wrapped(fun, flat_fun):
+    """`flat_fun(f, *leaves)` applied to `fun`: a callable, or a `WrappedFun` with the
+    flattening as one more transformation (JAX's convention)."""
+    if isinstance(fun, WrappedFun):
+        return fun.wrap(flat_fun)
+    return functools.partial(flat_fun, fun)
+
+
 def flatten_fun(fun, in_tree):
     """`(flat_fun, out_tree)`: `flat_fun(*leaves)` calls `fun(*args, **kwargs)` with
     `(args, kwargs) = tree_unflatten(in_tree, leaves)` and returns the leaves of its
-    output; `out_tree()` is the output's tree structure (after a call)."""
+    output; `out_tree()` is the output's tree structure (after a call). For a
+    `WrappedFun` `fun`, `flat_fun` is one (call it with `call_wrapped`)."""
     store, out_tree = _out_tree_store()
 
-    def flat_fun(*leaves):
+    def flat_fun(f, *leaves):
         args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
-        out_leaves, tree = tree_util.tree_flatten(fun(*args, **kwargs))
+        out_leaves, tree = tree_util.tree_flatten(f(*args, **kwargs))
         store.append(tree)
         return out_leaves
 
-    return flat_fun, out_tree
+    return _flat_wrapped(fun, flat_fun), out_tree
 
 
 def flatten_fun_nokwargs(fun, in_tree):
@@ -69,14 +87,35 @@ def flatten_fun_nokwargs(fun, in_tree):
     `flat_fun(*leaves)` calls `fun(*tree_unflatten(in_tree, leaves))`."""
     store, out_tree = _out_tree_store()
 
-    def flat_fun(*leaves):
+    def flat_fun(f, *leaves):
         out_leaves, tree = tree_util.tree_flatten(
-            fun(*tree_util.tree_unflatten(in_tree, leaves))
+            f(*tree_util.tree_unflatten(in_tree, leaves))
         )
         store.append(tree)
         return out_leaves
 
-    return flat_fun, out_tree
+    return _flat_wrapped(fun, flat_fun), out_tree
+
+
+def debug_info(
+    traced_for,
+    fun,
+    args,
+    kwargs,
+    *,
+    static_argnums=(),
+    static_argnames=(),
+    result_paths_thunk=None,
+    sourceinfo=None,
+    signature=None,
+):
+    """What is being traced, with JAX's arguments: `traced_for` (e.g. "scan"), the
+    function and its arguments (a `partial_eval.DebugInfo` naming `fun` and the
+    paths of the arguments' leaves). JAX's other keywords (`static_argnames`,
+    `result_paths_thunk`, `sourceinfo`, `signature`) are accepted and unused."""
+    return partial_eval.debug_info(
+        fun, traced_for, tuple(args), dict(kwargs), tuple(static_argnums)
+    )
 
 
 def flatten_fun_aux(fun, in_tree, has_aux=False):

@@ -34,6 +34,54 @@ def broadcast_prefix(prefix, tree, what):
     return out
 
 
+# Types that vmap maps as a whole rather than leaf by leaf (JAX's
+# `batching.register_vmappable`): a sparse array's static shape loses the mapped axis
+# inside the function and regains it on the way out. {type: (to_elt, from_elt)}.
+_vmappables: dict = {}
+
+
+def register_vmappable(cls, to_elt, from_elt):
+    """Make `vmap` map values of type `cls` (a pytree node type) as a whole.
+
+    `to_elt(x, axis)` returns `(x_elt, leaf_axes)`: a `cls` value whose static data
+    describes one element of `x` but whose leaves are still `x`'s full arrays, and the
+    axis along which each leaf is mapped (None where a leaf is shared).
+    `from_elt(y, axis_size, axis)` returns the batched value of an output `y` of type
+    `cls`, whose leaves have already been moved (or broadcast) to `axis`.
+    """
+    _vmappables[cls] = (to_elt, from_elt)
+
+
+def _is_vmappable(x):
+    return type(x) in _vmappables
+
+
+def _map_vmappables(prefix, tree, convert):
+    """`tree` with each registered value at a mapped axis replaced by
+    `convert(value, axis)`, which returns `(new value, its leaves' axes)`; also the
+    axis of every leaf of the new tree."""
+    axes, prefix_tree = tree_util.tree_flatten(prefix, is_leaf=_is_axis_leaf)
+    subtrees, dims = [], []
+    for axis, sub in zip(axes, prefix_tree.flatten_up_to(tree)):
+        nodes, node_tree = tree_util.tree_flatten(sub, is_leaf=_is_vmappable)
+        new = []
+        for node in nodes:
+            if _is_vmappable(node) and axis is not None:
+                node, leaf_axes = convert(node, axis)
+                dims.extend(leaf_axes)
+            else:
+                dims.extend([axis] * len(tree_util.tree_leaves(node)))
+            new.append(node)
+        subtrees.append(tree_util.tree_unflatten(node_tree, new))
+    return tree_util.tree_unflatten(prefix_tree, subtrees), dims
+
+
+def _has_vmappable(tree):
+    return bool(_vmappables) and any(
+        _is_vmappable(x) for x in tree_util.tree_leaves(tree, is_leaf=_is_vmappable)
+    )
+
+
 def _check_axis(axis, ndim, what):
     if axis is None:
         return None
@@ -122,6 +170,13 @@ def vmap(
             0,
         )
         dims = broadcast_prefix(axes_prefix, (args, kwargs), "in_axes")
+        if _has_vmappable((args, kwargs)):
+            (args, kwargs), dims = _map_vmappables(
+                axes_prefix,
+                (args, kwargs),
+                lambda x, axis: _vmappables[type(x)][0](x, axis),
+            )
+            leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         vals, in_dims, sizes = [], [], []
         for i, (x, d) in enumerate(zip(leaves, dims)):
             if d is None:
@@ -186,6 +241,13 @@ def vmap(
                     f"axis {spec} is out of bounds for array of dimension {ndim}"
                 )
             results.append(batching.move_to(o, d, spec % ndim, size))
-        return tree_util.tree_unflatten(out_tree, results)
+        out = tree_util.tree_unflatten(out_tree, results)
+        if _has_vmappable(out):
+            out, _ = _map_vmappables(
+                out_axes,
+                out,
+                lambda y, axis: (_vmappables[type(y)][1](y, size, axis), ()),
+            )
+        return out
 
     return vmapped

@@ -221,7 +221,7 @@ class Array(metaclass=_ArrayType):
     do not upcast other arrays in type promotion.
     """
 
-    __slots__ = ("_value", "weak_type")
+    __slots__ = ("_value", "weak_type", "__weakref__")  # weakly referable, as JAX's
     __array_priority__ = 100
 
     def __init__(self, value, weak_type=False):

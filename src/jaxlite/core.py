@@ -33,6 +33,7 @@ from jaxlite.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from jaxlite.sharding import default_aval_sharding
 from jaxlite.util import quiet_fp, restore_fp, safe_map, safe_zip
 
 map, unsafe_map = safe_map, map
@@ -44,18 +45,48 @@ no_effects: frozenset = frozenset()
 # Abstract values
 
 
-class ShapedArray:
-    """The abstract value of an array: shape, dtype and whether the dtype is weak."""
+class AbstractValue:
+    """Base class of abstract values (JAX's `jax.core.AbstractValue`)."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ()
 
-    def __init__(self, shape, dtype, weak_type=False):
+
+class ShapedArray(AbstractValue):
+    """The abstract value of an array: shape, dtype and whether the dtype is weak.
+
+    `sharding` is JAX's: replicated over the empty abstract mesh unless one was
+    given. On one device it never changes a value, so equality and hashing (the
+    jit cache keys) ignore it."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "_sharding")
+
+    def __init__(self, shape, dtype, weak_type=False, sharding=None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
+        if sharding is not None:  # else the default, made when asked for
+            self._sharding = sharding
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    @property
+    def sharding(self):
+        try:
+            return self._sharding
+        except AttributeError:
+            return default_aval_sharding(len(self.shape))
+
+    def to_tangent_aval(self):
+        """The aval of this value's tangents (float0 for integers and booleans)."""
+        if dtypes.issubdtype(self.dtype, np.inexact):
+            return ShapedArray(self.shape, self.dtype, self.weak_type)
+        return ShapedArray(self.shape, dtypes.float0)
+
+    to_ct_aval = to_tangent_aval
+
+    def update_weak_type(self, weak_type):
+        return self.update(weak_type=weak_type)
 
     def __eq__(self, other):
         return (
@@ -68,18 +99,25 @@ class ShapedArray:
     def __hash__(self):
         return hash((self.shape, self.dtype, self.weak_type))
 
-    def update(self, shape=None, dtype=None, weak_type=None):
+    def update(self, shape=None, dtype=None, weak_type=None, sharding=None):
+        shape = self.shape if shape is None else tuple(shape)
+        if sharding is None and len(shape) == len(self.shape):
+            sharding = getattr(self, "_sharding", None)  # kept where it still fits
         return ShapedArray(
-            self.shape if shape is None else shape,
+            shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
+            sharding,
         )
 
     def strip_weak_type(self):
         return ShapedArray(self.shape, self.dtype) if self.weak_type else self
 
     def str_short(self, short_dtypes=True):
-        name = dtypes.short_name(self.dtype) if short_dtypes else self.dtype.name
+        if short_dtypes:
+            name = dtypes.short_name(self.dtype)
+        else:  # NumPy calls float0 (a structured dtype) "void"
+            name = "float0" if self.dtype == dtypes.float0 else self.dtype.name
         return f"{name}[{','.join(map(str, self.shape))}]"
 
     def __repr__(self):
@@ -301,6 +339,35 @@ class Primitive:
     def __repr__(self):
         return self.name
 
+    # A primitive defined outside jaxlite gives its rules as JAX's Primitive takes
+    # them; `core_extension` translates each into the tables above.
+    call_primitive = False
+
+    def def_impl(self, impl):
+        """`impl(*arrays, **params)` computes the outputs on Arrays (JAX's form)."""
+        impl_rules[self] = impl_from_jax(self, impl)
+        return impl
+
+    def def_abstract_eval(self, rule):
+        """`rule(*avals, **params)` returns the output aval(s) (JAX's form)."""
+        abstract_eval_rules[self] = abstract_eval_from_jax(self, rule, False)
+        return rule
+
+    def def_effectful_abstract_eval(self, rule):
+        """`rule(*avals, **params)` returns `(output aval(s), effects)`."""
+        abstract_eval_rules[self] = abstract_eval_from_jax(self, rule, True)
+        return rule
+
+    def impl(self, *args, **params):
+        """The outputs on concrete values, outside any transformation."""
+        with set_current_trace(eval_trace):
+            return self.bind(*args, **params)
+
+    def abstract_eval(self, *avals, **params):
+        """`(output aval(s), effects)`, as JAX's `Primitive.abstract_eval`."""
+        outs, effects = abstract_eval(self, avals, params)
+        return (outs if self.multiple_results else outs[0]), effects
+
 
 def abstract_eval(prim, avals, params):
     rule = abstract_eval_rules.get(prim)
@@ -325,9 +392,9 @@ class Trace:
         rule = _trace_rule(custom_jvp_call_rules, self, "custom_jvp")
         return rule(self, prim, fun, jvp, args, name, symbolic_zeros)
 
-    def process_custom_vjp_call(self, prim, fun, fwd, bwd, args, name):
+    def process_custom_vjp_call(self, prim, fun, fwd, bwd, args, name, symbolic_zeros):
         rule = _trace_rule(custom_vjp_call_rules, self, "custom_vjp")
-        return rule(self, prim, fun, fwd, bwd, args, name)
+        return rule(self, prim, fun, fwd, bwd, args, name, symbolic_zeros)
 
     def __repr__(self):
         return type(self).__name__
@@ -392,12 +459,21 @@ class EvalTrace(Trace):
         # NumPy's floating-point warnings off, as under jit (backend.Executable).
         token = quiet_fp()
         try:
-            outs = (eager_impl_rules.get(prim) or impl_rules[prim])(*vals, **params)
+            rule = eager_impl_rules.get(prim) or impl_rules.get(prim) or _no_impl(prim)
+            outs = rule(*vals, **params)
         finally:
             restore_fp(token)
         if len(out_weak) == 1:
             return [Array(outs[0], out_weak[0])]
         return [Array(o, w) for o, w in unsafe_zip(outs, out_weak)]
+
+
+def _no_impl(prim):
+    raise NotImplementedError(
+        f"Evaluation rule for '{prim}' not implemented: primitive '{prim}' has no "
+        "impl, so it cannot run on concrete values: give it one with "
+        f"`{prim}_p.def_impl(impl)`."
+    )
 
 
 _weak_scalar_types = frozenset({int, float, complex})
@@ -454,7 +530,7 @@ class Tracer:
     properties (`shape`, `dtype`, `+`, `.sum()`, ...) are shared with `Array`.
     """
 
-    __slots__ = ("_trace",)
+    __slots__ = ("_trace", "__weakref__")  # weakly referable, as JAX's tracers
     __array_priority__ = 1000
 
     @property
@@ -597,6 +673,9 @@ class Literal:
         return f"{_literal_text(self.val, self.aval.weak_type)}:{self.aval.str_short()}"
 
 
+Atom = Var | Literal  # what an equation reads (JAX's `jax.core.Atom`)
+
+
 def _literal_text(val, weak):
     """The value as JAX 0.10.2 writes it. A strongly typed float prints as the Python
     float (double) it converts to: float32 0.1 is `0.10000000149011612`. A weak one
@@ -678,6 +757,7 @@ class ClosedJaxpr:
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
     effects = property(lambda self: self.jaxpr.effects)
+    literals = property(lambda self: self.consts)  # JAX's name for the consts
 
     def __repr__(self):
         return pretty_print(self.jaxpr)
@@ -1104,3 +1184,22 @@ def pretty_print(jaxpr):
 from jaxlite.array import Array, from_host  # noqa: E402  (needs the classes above)
 
 _array_types = (Array, np.ndarray, np.generic)
+
+# JAX's extension API on the core (`jax.core`, `jax.extend.core`): needs the above.
+from jaxlite.core_extension import (  # noqa: E402, F401  (re-exported)
+    Effect,
+    Effects,
+    ParamDict,
+    Value,
+    abstract_eval_from_jax,
+    check_jaxpr,
+    eval_context,
+    find_top_trace,
+    get_opaque_trace_state,
+    impl_from_jax,
+    jaxprs_in_params,
+    max_dim,
+    min_dim,
+    new_jaxpr_eqn,
+    valid_jaxtype,
+)

@@ -4,8 +4,9 @@
 this module is the public namespace and adds the helpers built on them:
 `custom_gradient` (a function that returns its value and its VJP together),
 `closure_convert` (make the values a function closes over explicit arguments, so a
-custom rule can differentiate with respect to them), `SymbolicZero` and
-`zero_from_primal`.
+custom rule can differentiate with respect to them), `SymbolicZero`,
+`zero_from_primal`, and `CustomVJPPrimal` (what a `symbolic_zeros=True` forward rule
+receives).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from jaxlite.core import Jaxpr, eval_jaxpr, get_aval
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.partial_eval import split_tracer_consts
 from jaxlite.lax.custom_derivatives import (
+    CustomVJPPrimal,
     SymbolicZero,
     custom_jvp,
     custom_jvp_call_p,
     custom_vjp,
     custom_vjp_call_p,
+    custom_vjp_primal_tree_values,
     zero_from_primal,
 )
 from jaxlite.lax.linear_call import linear_call
@@ -111,6 +114,7 @@ def custom_gradient(fun):
 
 
 __all__ = [
+    "CustomVJPPrimal",
     "SymbolicZero",
     "closure_convert",
     "custom_gradient",
@@ -118,6 +122,7 @@ __all__ = [
     "custom_jvp_call_p",
     "custom_vjp",
     "custom_vjp_call_p",
+    "custom_vjp_primal_tree_values",
     "linear_call",
     "zero_from_primal",
 ]

@@ -152,5 +152,161 @@ class InconclusiveDimensionOperation(Exception):
     `except` clauses written for JAX."""
 
 
+class DuplicateSpecError(Exception):
+    """A PartitionSpec names one mesh axis for two array axes (JAX's class, which
+    is not a ValueError)."""
+
+
 class JaxprTypeError(TypeError):
     """A jaxpr that is not well typed (raised by `core.typecheck_jaxpr`)."""
+
+
+# ----------------------------------------------------------------------------------------
+# Exceptions raised by host callbacks
+#
+# JAX turns an exception raised in a callback into an XLA runtime error whose message
+# holds the formatted traceback: the type is lost, and users catch `JaxRuntimeError`.
+# jaxlite raises an exception that is both: an instance of a class deriving from the
+# original type and from `JaxRuntimeError` (built once per type), carrying the
+# original's arguments and attributes, its message JAX's (so code that searches it for
+# `<TypeName>: <message>` still works), and the original exception as its cause, with
+# its traceback. `except ValueError` and `except JaxRuntimeError` both catch it.
+
+CALLBACK_ERROR_PREFIX = "INTERNAL: CpuCallback error calling callback: "
+
+
+class _CallbackError(JaxRuntimeError):
+    """The base of the classes `callback_error` builds (never raised itself)."""
+
+    def __str__(self):
+        message = self.__dict__.get("_callback_message")
+        return message if message is not None else super().__str__()
+
+    def __reduce__(self):
+        original_type = type(self).__bases__[0]
+        return (
+            _rebuild_callback_error,
+            (original_type, self.args, _exception_state(self, notes=True)),
+        )
+
+
+_combined_types: dict = {}
+
+
+def _combined_type(original_type):
+    """The class deriving from `original_type` and `JaxRuntimeError`, or None when
+    there can be none (a class that refuses subclasses or this combination)."""
+    try:
+        return _combined_types[original_type]
+    except KeyError:
+        pass
+    namespace = {
+        "__module__": __name__,
+        "__qualname__": "JaxRuntimeError",
+        "__doc__": (
+            f"A {original_type.__qualname__} raised by a host callback, as the "
+            "JaxRuntimeError JAX raises for it."
+        ),
+        "__str__": _CallbackError.__str__,
+        "__reduce__": _CallbackError.__reduce__,
+    }
+    try:
+        cls = type(original_type)(
+            "JaxRuntimeError", (original_type, _CallbackError), namespace
+        )
+    except Exception:  # a final class, a layout or metaclass conflict, a hook
+        cls = None
+    _combined_types[original_type] = cls
+    return cls
+
+
+def _exception_state(e, notes=False):
+    """The attributes of exception `e` beyond `args`: its `__dict__` (its notes only
+    if `notes`) and the values of the slots and C-level fields of its classes
+    (`errno`, `name`, ...)."""
+    state = {
+        k: list(v) if k == "__notes__" else v
+        for k, v in getattr(e, "__dict__", {}).items()
+        if notes or k != "__notes__"
+    }
+    fields = {}
+    for klass in type(e).__mro__:
+        for name, attr in vars(klass).items():
+            if name.startswith("__") or name in fields:
+                continue
+            if type(attr).__name__ == "member_descriptor":
+                try:
+                    fields[name] = getattr(e, name)
+                except AttributeError:
+                    pass
+    return state, fields
+
+
+def _restore_state(e, state):
+    attrs, fields = state
+    for name, value in fields.items():
+        try:
+            setattr(e, name, value)
+        except (AttributeError, TypeError):
+            pass
+    e.__dict__.update(attrs)
+
+
+def _exception_line(e):
+    """`<TypeName>: <message>` as Python's traceback prints an exception's last line."""
+    typ = type(e)
+    name = typ.__qualname__
+    if typ.__module__ not in ("builtins", "__main__"):
+        name = f"{typ.__module__}.{name}"
+    try:
+        text = str(e)
+    except Exception:
+        text = "<exception str() failed>"
+    return f"{name}: {text}" if text else name
+
+
+def _new_combined(cls, args, state, message):
+    try:
+        e = cls.__new__(cls, *args)
+    except Exception:
+        e = BaseException.__new__(cls)
+        e.args = args
+    _restore_state(e, state)
+    e._callback_message = message
+    return e
+
+
+def _rebuild_callback_error(original_type, args, state):
+    """Unpickle an exception built by `callback_error`."""
+    message = state[0].get("_callback_message")
+    cls = _combined_type(original_type)
+    if cls is None:
+        return JaxRuntimeError(message)
+    return _new_combined(cls, args, state, message)
+
+
+def callback_error(e, note):
+    """The exception to raise for `e`, raised by a host callback: one that is both a
+    `JaxRuntimeError` and an instance of `type(e)` (see above), with `e` as its cause
+    and `note` added. `e` itself (with the note) when it is a JaxRuntimeError already
+    or not an `Exception` (KeyboardInterrupt, SystemExit propagate unchanged). Where
+    no class can derive from `type(e)`, a plain JaxRuntimeError with the same message.
+
+    Raise the result from the `except` block that caught `e`.
+    """
+    if isinstance(e, JaxRuntimeError) or not isinstance(e, Exception):
+        e.add_note(note)
+        return e
+    message = CALLBACK_ERROR_PREFIX + _exception_line(e)
+    cls = _combined_type(type(e))
+    new = None
+    if cls is not None:
+        try:
+            new = _new_combined(cls, e.args, _exception_state(e), message)
+        except Exception:
+            new = None
+    if new is None:
+        new = JaxRuntimeError(message)
+    new.__cause__ = e
+    new.add_note(note)
+    return new

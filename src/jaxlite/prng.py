@@ -247,7 +247,7 @@ class PRNGKeyArray:
     tracer under a transformation. It is the pytree leaf of the key.
     """
 
-    __slots__ = ("_base_array",)
+    __slots__ = ("_base_array", "__weakref__")  # weakly referable, as JAX's
 
     def __init__(self, base_array):
         self._base_array = base_array

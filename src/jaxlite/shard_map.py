@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 
 from jaxlite import tree_util
-from jaxlite.sharding import Mesh, PartitionSpec
+from jaxlite.sharding import Mesh, PartitionSpec, get_mesh
 
 __all__ = ["shard_map", "smap"]
 
@@ -67,11 +67,13 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None,
             shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
             axis_names=axis_names, check_vma=check_vma, check_rep=check_rep,
         )  # fmt: skip
-    if mesh is None:
-        raise ValueError(
-            "shard_map requires a mesh: pass mesh=jax.make_mesh(...) (jaxlite has no "
-            "ambient mesh context)."
-        )
+    if mesh is None:  # the mesh of `jax.set_mesh`
+        mesh = get_mesh()
+        if mesh.empty:
+            raise ValueError(
+                "The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
+                "into a mesh context"
+            )
     if not isinstance(mesh, Mesh):
         raise TypeError(f"shard_map requires mesh to be a Mesh, got {type(mesh)}.")
     _check_specs(in_specs, mesh, "in_specs")

@@ -75,9 +75,22 @@ def override(info):
         _state.override = previous
 
 
+# Paths (files or directories) whose frames are not the user's either: libraries built
+# on jaxlite add theirs (`register_exclusion`, JAX's `source_info_util` name), so a
+# source line points past flax's or equinox's own frames.
+_excluded: list = []
+
+
+def register_exclusion(path):
+    """Skip frames under `path` when looking for the user's line."""
+    _excluded.append(os.path.abspath(path))
+
+
 def _is_user_file(file_name):
     path = os.path.abspath(file_name)
-    return not (path.startswith(_JAXLITE_DIR) or path.startswith(_STDLIB_DIR))
+    if path.startswith(_JAXLITE_DIR) or path.startswith(_STDLIB_DIR):
+        return False
+    return not any(path.startswith(p) for p in _excluded)
 
 
 def current():

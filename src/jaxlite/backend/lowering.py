@@ -11,7 +11,8 @@ consulted here: compiled code cannot reach them.
 
 Call-like primitives (jit, custom_jvp_call, custom_vjp_call, remat, custom_vmap_call,
 linear_call, ...) all lower the same way: compile the sub-jaxpr with the backend that
-is compiling the caller and call it (`call_lowering`, `lower_call`).
+is compiling the caller and call it (`call_lowering`, `lower_call`). A primitive
+defined outside jaxlite may lower as the jaxpr of a function (`expansion_rules`).
 """
 
 from __future__ import annotations
@@ -109,6 +110,26 @@ def call_lowering(param, hint="call", first=0):
         return lower_call(ctx, params[param], args[first:], hint)
 
     return rule
+
+
+# Primitives compiled as the jaxpr of a function that computes them (JAX's
+# `mlir.lower_fun`, registered by `interpreters/mlir.py`): `expansion_rules[prim](
+# avals_in, **params) -> ClosedJaxpr`. Every backend compiles that jaxpr in place of
+# the equation: `expansion_lowering` here, the native op "expand".
+expansion_rules: dict = {}
+
+
+def expansion(eqn):
+    """The ClosedJaxpr that computes equation `eqn` (its primitive has an expansion)."""
+    return expansion_rules[eqn.primitive]([x.aval for x in eqn.invars], **eqn.params)
+
+
+def expansion_lowering(ctx, *args, **params):
+    """The lowering rule of a primitive with an expansion: a call of its jaxpr."""
+    name = ctx.eqn.primitive.name
+    hint = "".join(c if c.isalnum() else "_" for c in name)  # a Python name
+    expr = lower_call(ctx, expansion(ctx.eqn), args, hint)
+    return expr if ctx.eqn.primitive.multiple_results else f"{expr}[0]"
 
 
 def subjaxprs(params):

@@ -184,7 +184,16 @@ def _compile(closed, name):
                 lhs = lhs + "," if len(outs) == 1 else lhs
                 lhs = "_" if not outs else lhs
         else:
-            impl = functools.partial(impl_rules[eqn.primitive], **eqn.params)
+            impl = impl_rules.get(eqn.primitive)
+            if impl is None:
+                raise NotImplementedError(
+                    f"Cannot compile primitive '{eqn.primitive}': it has no lowering "
+                    "rule jaxlite can use and no impl. Give it an impl "
+                    f"(`{eqn.primitive}_p.def_impl(impl)`) or a lowering written as "
+                    "a function (`mlir.register_lowering(prim, mlir.lower_fun(fun))`); "
+                    "a lowering rule written against MLIR cannot run on jaxlite."
+                )
+            impl = functools.partial(impl, **eqn.params)
             fn = ctx.add_global(impl, eqn.primitive.name.replace("-", "_"))
             expr = f"{fn}({', '.join(args)})"
             lhs = "_" if not outs else lhs + ","

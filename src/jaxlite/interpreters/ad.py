@@ -38,6 +38,7 @@ from jaxlite.core import (
     no_effects,
     set_current_trace,
 )
+from jaxlite.core_extension import ConventionTable
 from jaxlite.interpreters import batching
 from jaxlite.interpreters.partial_eval import (
     DynamicJaxprTrace,
@@ -654,3 +655,75 @@ def vjp_flat(fun, primals, literal_primals=None):
         return backward_pass(linear.jaxpr, linear.consts, cts_out)
 
     return primal_outs, vjp_fun, linear
+
+
+# ----------------------------------------------------------------------------------------
+# JAX's names and conventions (`jax.interpreters.ad`), for primitives defined outside
+# jaxlite. A JVP rule in `primitive_jvps` returns `(primal_out, tangent_out)`, single
+# values for a single-result primitive; a transpose rule in `primitive_transposes`
+# returns one cotangent per operand (None or a `Zero` where there is none), or the
+# class `Zero` itself for "none for any operand". Both tables are views of
+# `jvp_rules` and `transpose_rules` (core_extension.ConventionTable). JAX's `deflinear`
+# takes `transpose_rule(ct, **params)`; jaxlite's `deflinear` is JAX's `deflinear2`
+# (`transpose_rule(ct, *operands, **params)`), kept under both names here.
+
+
+def _jvp_from_jax(prim, rule):
+    def jvp(primals, tangents, **params):
+        out, out_t = rule(primals, tangents, **params)
+        if prim.multiple_results:
+            return list(out), list(out_t)
+        return [out], [out_t]
+
+    return jvp
+
+
+def _jvp_to_jax(prim, rule):
+    def jvp(primals, tangents, **params):
+        outs, outs_t = rule(list(primals), list(tangents), **params)
+        if prim.multiple_results:
+            return outs, outs_t
+        return outs[0], outs_t[0]
+
+    return jvp
+
+
+def _transpose_from_jax(prim, rule):
+    def transpose(ct, *args, **params):
+        cts = rule(ct, *args, **params)
+        if cts is Zero:
+            return [None] * len(args)
+        return list(cts)
+
+    return transpose
+
+
+def _transpose_to_jax(prim, rule):
+    return rule  # the same convention
+
+
+primitive_jvps = ConventionTable(jvp_rules, _jvp_from_jax, _jvp_to_jax)
+primitive_transposes = ConventionTable(
+    transpose_rules, _transpose_from_jax, _transpose_to_jax
+)
+is_undefined_primal = is_undefined
+instantiate_zeros = instantiate
+defjvp2 = defjvp_with_output
+deflinear2 = deflinear
+add_jaxvals_p = add_any_p
+
+
+def add_jaxvals(x, y):
+    return add_any_p.bind(x, y)
+
+
+def get_primitive_transpose(prim):
+    """`prim`'s transpose rule in JAX's convention."""
+    try:
+        return primitive_transposes[prim]
+    except KeyError:
+        raise NotImplementedError(
+            f"Transpose rule (for reverse-mode differentiation) for '{prim}' not "
+            f"implemented: register one with `ad.primitive_transposes[{prim}_p] = "
+            "rule`."
+        ) from None

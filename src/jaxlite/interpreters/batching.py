@@ -37,6 +37,7 @@ from jaxlite.core import (
     get_aval,
     set_current_trace,
 )
+from jaxlite.core_extension import ConventionTable
 from jaxlite.interpreters.partial_eval import (
     closure_call_primitives,
     convert_closure,
@@ -400,3 +401,128 @@ def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=_RULE_AXIS, trace=None
         vals.append(v)
         dims.append(d)
     return vals, dims
+
+
+# ----------------------------------------------------------------------------------------
+# JAX's names and conventions (`jax.interpreters.batching`), for primitives defined
+# outside jaxlite. JAX has three forms of batching rule, each a view of `batch_rules`
+# here (core_extension.ConventionTable); each returns `(out, out_dim)`, single values
+# for a single-result primitive:
+#   primitive_batchers[p](vals, dims, **params)
+#   axis_primitive_batchers[p](axis_size, axis_name, trace_type, vals, dims, **params)
+#   fancy_primitive_batchers[p](axis_data, vals, dims, **params)
+
+
+class AxisData:
+    """The vmap a batching rule runs for: its axis name (None if unnamed) and size."""
+
+    __slots__ = ("name", "size", "spmd_name", "explicit_mesh_axis")
+
+    def __init__(self, name, size, spmd_name=None, explicit_mesh_axis=None):
+        self.name = name
+        self.size = size
+        self.spmd_name = spmd_name
+        self.explicit_mesh_axis = explicit_mesh_axis
+
+    def __repr__(self):
+        return f"AxisData(name={self.name!r}, size={self.size})"
+
+
+def _as_lists(prim, out, out_dims):
+    if prim.multiple_results:
+        return list(out), list(out_dims)
+    return [out], [out_dims]
+
+
+def _batched_size(vals, dims):
+    return next(np.shape(v)[d] for v, d in zip(vals, dims) if d is not not_mapped)
+
+
+def _batcher_from_jax(prim, rule):
+    def batch(axis_size, vals, dims, **params):
+        if all(d is not_mapped for d in dims):  # as JAX: nothing to batch
+            out = prim.bind(*vals, **params)
+            outs = list(out) if prim.multiple_results else [out]
+            return outs, [not_mapped] * len(outs)
+        return _as_lists(prim, *rule(vals, dims, **params))
+
+    return batch
+
+
+def _batcher_to_jax(prim, rule):
+    def batch(vals, dims, **params):
+        outs, out_dims = rule(
+            _batched_size(vals, dims), list(vals), list(dims), **params
+        )
+        if prim.multiple_results:
+            return outs, out_dims
+        return outs[0], out_dims[0]
+
+    return batch
+
+
+def _axis_batcher_from_jax(prim, rule):
+    def batch(axis_size, vals, dims, **params):
+        out = rule(axis_size, rule_axis_name(), None, vals, dims, **params)
+        return _as_lists(prim, *out)
+
+    return batch
+
+
+def _axis_batcher_to_jax(prim, rule):
+    def batch(axis_size, axis_name, trace_type, vals, dims, **params):
+        outs, out_dims = rule(axis_size, list(vals), list(dims), **params)
+        if prim.multiple_results:
+            return outs, out_dims
+        return outs[0], out_dims[0]
+
+    return batch
+
+
+def _fancy_batcher_from_jax(prim, rule):
+    def batch(axis_size, vals, dims, **params):
+        axis_data = AxisData(rule_axis_name(), axis_size)
+        return _as_lists(prim, *rule(axis_data, vals, dims, **params))
+
+    return batch
+
+
+def _fancy_batcher_to_jax(prim, rule):
+    def batch(axis_data, vals, dims, **params):
+        outs, out_dims = rule(axis_data.size, list(vals), list(dims), **params)
+        if prim.multiple_results:
+            return outs, out_dims
+        return outs[0], out_dims[0]
+
+    return batch
+
+
+primitive_batchers = ConventionTable(batch_rules, _batcher_from_jax, _batcher_to_jax)
+axis_primitive_batchers = ConventionTable(
+    batch_rules, _axis_batcher_from_jax, _axis_batcher_to_jax
+)
+fancy_primitive_batchers = ConventionTable(
+    batch_rules, _fancy_batcher_from_jax, _fancy_batcher_to_jax
+)
+
+
+def broadcast(x, size, axis):
+    """`x` broadcast along a new axis `axis` of length `size`."""
+    return move_to(x, not_mapped, axis, size)
+
+
+def batch(fun, axis_data, in_dims, out_dim_dests):
+    """JAX's `batching.batch`: the `WrappedFun` `fun` vectorised over `axis_data`
+    (an `AxisData`), inputs batched at `in_dims` (or not_mapped), outputs moved to
+    `out_dim_dests` (a sequence, or a thunk giving one)."""
+
+    def batched(f, *vals):
+        outs, dims = vmap_flat(
+            f, axis_data.size, vals, in_dims, axis_name=axis_data.name
+        )
+        dests = out_dim_dests() if callable(out_dim_dests) else out_dim_dests
+        return [
+            move_to(v, d, dst, axis_data.size) for v, d, dst in zip(outs, dims, dests)
+        ]
+
+    return fun.wrap(batched)

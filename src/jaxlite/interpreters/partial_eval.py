@@ -421,3 +421,100 @@ def merge_branch_consts(jaxprs, consts_lists):
         invars = [*const_vars, *j.invars[len(consts) :]]
         out.append(_rebuild(closed, invars, j.outvars, j.eqns))
     return out, merged
+
+
+# ----------------------------------------------------------------------------------------
+# JAX's partial evaluation API (`jax.interpreters.partial_eval`), for libraries that
+# trace a `linear_util.WrappedFun` themselves: flax's `lazy_init` and `nn.scan` run the
+# part of a function that depends only on known values and stage the rest.
+
+
+class PartialVal(tuple):
+    """A value that is known (`(None, value)`) or unknown (`(aval, None)`)."""
+
+    def __new__(cls, xs):
+        pv, const = xs
+        if (pv is None) == (const is None):
+            raise ValueError(
+                "A PartialVal is (None, value) when known or (aval, None) when "
+                f"unknown; got {xs!r}. Build one with PartialVal.known(value) or "
+                "PartialVal.unknown(aval)."
+            )
+        return tuple.__new__(cls, xs)
+
+    @classmethod
+    def known(cls, const):
+        return cls((None, const))
+
+    @classmethod
+    def unknown(cls, aval):
+        return cls((aval, None))
+
+    def is_known(self):
+        return self[0] is None
+
+    def get_known(self):
+        return self[1] if self[0] is None else None
+
+    def get_aval(self):
+        return get_aval(self[1]) if self[0] is None else self[0]
+
+
+def trace_to_jaxpr_nounits(fun, pvals, instantiate=False):
+    """Partially evaluate the `WrappedFun` `fun` on `pvals`.
+
+    Operations on known values only run now (under the current trace); the others
+    are staged into a jaxpr over the unknown inputs. Returns `(jaxpr, out_pvals,
+    consts)`: `jaxpr` (its constvars stand for `consts`, the known values it reads)
+    computes the unknown outputs; `out_pvals` are `PartialVal.known(value)` for the
+    known outputs and `PartialVal.unknown(aval)` for the others. `instantiate` (a
+    bool, or one per output) makes known outputs outputs of the jaxpr too."""
+    # ad routes each operation to the known or the unknown side, as for linearize
+    # (ad imports this module, so not at the top).
+    from jaxlite.interpreters.ad import LinearizeTrace
+
+    parent = current_trace()
+    unknown_trace = DynamicJaxprTrace(parent=parent)
+    router = LinearizeTrace(parent, unknown_trace)
+    args = [
+        const if aval is None else unknown_trace.new_arg(aval) for aval, const in pvals
+    ]
+    try:
+        with set_current_trace(router):
+            outs = list(fun.call_wrapped(*args))
+            if isinstance(instantiate, bool):
+                instantiate = [instantiate] * len(outs)
+            out_pvals, staged = [], []
+            for o, inst in safe_zip(outs, list(instantiate)):
+                if router.is_unknown(o) or inst:
+                    out_pvals.append(PartialVal.unknown(get_aval(o)))
+                    staged.append(o)
+                else:
+                    out_pvals.append(PartialVal.known(o))
+            closed = unknown_trace.to_jaxpr(staged)
+    finally:
+        unknown_trace.is_live = False
+    return closed.jaxpr, out_pvals, closed.consts
+
+
+def trace_to_jaxpr_dynamic(fun, in_avals, *, keep_inputs=None):
+    """Trace the `WrappedFun` `fun` on `in_avals` to `(jaxpr, out_avals, consts)`,
+    the jaxpr's constvars standing for `consts`. With `keep_inputs`, `fun` receives
+    only the inputs marked True (the jaxpr still takes all of them)."""
+    keep = [True] * len(in_avals) if keep_inputs is None else list(keep_inputs)
+
+    def flat(*args):
+        return list(fun.call_wrapped(*[a for a, k in safe_zip(args, keep) if k]))
+
+    info = getattr(fun, "debug_info", None)
+    closed = trace_to_jaxpr(
+        flat, in_avals, info if isinstance(info, DebugInfo) else None
+    )
+    return closed.jaxpr, closed.out_avals, closed.consts
+
+
+def convert_constvars_jaxpr(jaxpr):
+    """`jaxpr` with its constvars moved to the front of its invars."""
+    return Jaxpr(
+        [], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns, jaxpr.effects
+    )

@@ -20,6 +20,7 @@ rule during the backward pass).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from jaxlite import tree_util
@@ -55,6 +56,26 @@ from jaxlite.interpreters.partial_eval import (
 from jaxlite.util import fun_name
 
 
+def _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames):
+    """The positions of the nondiff arguments, named by position or by name (a name
+    that the signature does not have positionally is ignored, as in JAX)."""
+    nums = set(nondiff_argnums)
+    if nondiff_argnames:
+        import inspect
+
+        positional = [
+            p.name
+            for p in inspect.signature(fun).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        if isinstance(nondiff_argnames, str):
+            nondiff_argnames = (nondiff_argnames,)
+        for name in nondiff_argnames:
+            if name in positional:
+                nums.add(positional.index(name))
+    return tuple(sorted(nums))
+
+
 def _resolve_args(fun, args, kwargs):
     if not kwargs:
         return args
@@ -68,20 +89,25 @@ def _resolve_args(fun, args, kwargs):
 class SymbolicZero:
     """A zero tangent or cotangent known without computing it: what a rule defined
     with `symbolic_zeros=True` receives for an input that is not differentiated.
-    `instantiate()` (or `zeros_like`) gives the zeros as an array."""
+    `instantiate()` gives the zeros as an array. As in JAX, it is a pytree leaf, is
+    not array-like (no arithmetic), and other attributes (`shape`, `dtype`,
+    `weak_type`, ...) are its aval's."""
 
     __slots__ = ("aval",)
 
     def __init__(self, aval):
         self.aval = aval
 
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    ndim = property(lambda self: self.aval.ndim)
-    size = property(lambda self: self.aval.size)
-
-    def __bool__(self):
-        return False
+    def __getattr__(self, name):
+        if name == "aval":  # not set yet (copying): no forwarding loop
+            raise AttributeError(name)
+        try:
+            return getattr(self.aval, name)
+        except AttributeError:
+            raise AttributeError(
+                f"SymbolicZero has no attribute {name!r} (nor has its aval "
+                f"{self.aval!r})."
+            ) from None
 
     def __repr__(self):
         return f"SymbolicZero({self.aval.str_short(short_dtypes=False)})"
@@ -92,6 +118,28 @@ class SymbolicZero:
     @staticmethod
     def from_primal_value(x):
         return SymbolicZero(ad.tangent_aval(get_aval(x)))
+
+
+@dataclasses.dataclass(slots=True)
+class CustomVJPPrimal:
+    """What a `custom_vjp` forward rule defined with `symbolic_zeros=True` receives
+    for each leaf of its arguments: the primal `value`, and whether it is
+    `perturbed` (differentiated; when False, its cotangent is not wanted)."""
+
+    value: object
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree):
+    """`tree` with each `CustomVJPPrimal` leaf replaced by its value (the arguments
+    of a `symbolic_zeros=True` forward rule, as the primal function takes them)."""
+
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+
+    return tree_util.tree_map(value, tree)
 
 
 def zero_from_primal(val, symbolic_zeros=False):
@@ -214,6 +262,7 @@ class _BatchedCall:
         self.trace = trace
         self.dims = dims
         self.out_dims = None
+        self.res_dims = None  # a custom_vjp's residuals' batch dims (fwd sets them)
 
     def run(self, fun, xs, dims):
         sub = self.trace.subtrace()
@@ -226,10 +275,10 @@ class _BatchedCall:
                 for ds in zip(*per_output_dims)
             ]
 
-    def conform(self, outs, dims):
+    def conform(self, outs, dims, wants=None):
         size = self.trace.axis_size
         result = []
-        for o, d, want in zip(outs, dims, self.out_dims):
+        for o, d, want in zip(outs, dims, self.out_dims if wants is None else wants):
             if want is None:
                 if d is not batching.not_mapped:
                     raise ValueError(
@@ -241,10 +290,6 @@ class _BatchedCall:
             else:
                 result.append(batching.bdim_at_front(o, d, size))
         return result
-
-    def front(self, outs, dims):
-        size = self.trace.axis_size
-        return [batching.bdim_at_front(o, d, size) for o, d in zip(outs, dims)]
 
     def tracers(self, outs):
         assert self.out_dims is not None, "no rule of the batched call ran"
@@ -269,20 +314,47 @@ def _batch_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
     call = _BatchedCall(self, dims)
 
     def jvp_batched(primals, tangents):
+        # Symbolic zero tangents (symbolic_zeros=True) stay symbolic: the rule sees
+        # them per example, and those it returns are batched like their primals.
         n = len(primals)
+        zeros_in = [
+            SymbolicZero(_unbatched_aval(t.aval, d))
+            if isinstance(t, SymbolicZero)
+            else None
+            for t, d in zip(tangents, dims)
+        ]
+        live = [i for i, z in enumerate(zeros_in) if z is None]
+        zeros_out = []
 
         def flat(*xs):
-            outs, out_ts = jvp(list(xs[:n]), list(xs[n:]))
-            return [*outs, *(ad.instantiate(t) for t in out_ts)]
+            ts = iter(xs[n:])
+            outs, out_ts = jvp(
+                list(xs[:n]), [next(ts) if z is None else z for z in zeros_in]
+            )
+            zeros_out[:] = [_symbolic_zero_aval(t) for t in out_ts]
+            live_ts = [t for t, z in zip(out_ts, zeros_out) if z is None]
+            return [*outs, *live_ts]
 
-        tangents = [ad.instantiate(t) for t in tangents]
-        outs, out_dims = call.run(flat, [*primals, *tangents], [*dims, *dims])
-        m = len(outs) // 2
-        call.fix(out_dims[:m], out_dims[m:])
-        return (
-            call.conform(outs[:m], out_dims[:m]),
-            call.conform(outs[m:], out_dims[m:]),
+        live_ts = [tangents[i] for i in live]
+        live_dims = [dims[i] for i in live]
+        outs, out_dims = call.run(flat, [*primals, *live_ts], [*dims, *live_dims])
+        m = len(zeros_out)
+        t_dims, t_outs = iter(out_dims[m:]), iter(outs[m:])
+        t_dims = [batching.not_mapped if z else next(t_dims) for z in zeros_out]
+        call.fix(out_dims[:m], t_dims)
+        t_outs = [None if z else next(t_outs) for z in zeros_out]
+        out_ts = call.conform(
+            [o for o in t_outs if o is not None],
+            [d for d, z in zip(t_dims, zeros_out) if z is None],
+            [w for w, z in zip(call.out_dims, zeros_out) if z is None],
         )
+        out_ts = iter(out_ts)
+        size = self.axis_size
+        out_ts = [
+            next(out_ts) if z is None else SymbolicZero(_batched_aval(z, w, size))
+            for z, w in zip(zeros_out, call.out_dims)
+        ]
+        return call.conform(outs[:m], out_dims[:m]), out_ts
 
     jvp_batched.__name__ = fun_name(jvp)
     with set_current_trace(self.parent):
@@ -291,9 +363,26 @@ def _batch_custom_jvp(self, prim, fun, jvp, args, name, symbolic_zeros):
             name=name,
             fun=call.fun(fun),
             jvp=jvp_batched,
-            symbolic_zeros=False,
+            symbolic_zeros=symbolic_zeros,
         )
     return call.tracers(outs)
+
+
+def _symbolic_zero_aval(t):
+    """The aval of a symbolic zero tangent (`Zero`/`SymbolicZero`), else None."""
+    return t.aval if isinstance(t, (Zero, SymbolicZero)) else None
+
+
+def _unbatched_aval(aval, dim):
+    """The per-example aval of a value batched along `dim` (or not batched)."""
+    if dim is batching.not_mapped:
+        return aval
+    return aval.update(shape=aval.shape[:dim] + aval.shape[dim + 1 :])
+
+
+def _batched_aval(aval, want, size):
+    """The aval of per-example `aval` batched at the front (`want` 0) or not."""
+    return aval if want is None else aval.update(shape=(size, *aval.shape))
 
 
 custom_jvp_call_rules[EvalTrace] = _eval_custom_jvp
@@ -330,10 +419,10 @@ ad.transpose_rules[custom_jvp_call_p] = _custom_jvp_call_transpose
 class custom_jvp:  # noqa: N801  (JAX's name)
     """A function with a custom JVP rule: `f = custom_jvp(fun); f.defjvp(rule)`."""
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
         self.symbolic_zeros = False
 
@@ -490,8 +579,12 @@ def _flatten_bwd_output(cts_in, diff_args, in_tree, in_avals):
     for ct, ref in zip(ct_leaves, refs):
         flat.extend([None] * len(tree_util.tree_leaves(ref)) if ct is None else [ct])
     paths = [p for p, _ in tree_util.tree_flatten_with_path(expected)[0]]
-    for ct, aval, path in zip(flat, in_avals, paths):
-        if ct is None or isinstance(ct, (Zero, SymbolicZero)):
+    for i, (ct, aval, path) in enumerate(zip(flat, in_avals, paths)):
+        if ct is None or type(ct) is Zero:
+            continue
+        if isinstance(ct, SymbolicZero):
+            _check_symbolic_zero_ct(ct, aval, path)
+            flat[i] = None
             continue
         ct_aval = get_aval(ct)
         if ct_aval.shape != aval.shape:
@@ -504,6 +597,23 @@ def _flatten_bwd_output(cts_in, diff_args, in_tree, in_avals):
                 "do not match"
             )
     return flat
+
+
+def _check_symbolic_zero_ct(ct, aval, path):
+    expected = ad.tangent_aval(aval)
+    if (ct.aval.shape, ct.aval.dtype) != (expected.shape, expected.dtype):
+        raise ValueError(
+            "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does "
+            "not match the corresponding input tangent shape/dtype: at "
+            f"output{tree_util.keystr(path)} the SymbolicZero had shape/dtype "
+            f"{ct.aval.str_short()} while the corresponding input had shape/dtype "
+            f"{aval.str_short()}. Consider just returning a None here instead of a "
+            "SymbolicZero object."
+        )
+
+
+_PYTHON_SCALARS = frozenset({bool, int, float, complex})
+_DYNAMIC = object()  # marks a residual passed through the primitive
 
 
 def _as_jax_value(x):
@@ -528,9 +638,12 @@ def _as_jax_values(leaves):
 
 
 class CustomVJPCallPrimitive(Primitive):
-    """`bind(*args, name=..., fun=..., fwd=..., bwd=...)`, flat like custom_jvp_call;
-    a staged call may have `num_consts` leading closed-over operands, which get no
-    cotangent."""
+    """`bind(*args, name=..., fun=..., fwd=..., bwd=..., symbolic_zeros=...)`, flat
+    like custom_jvp_call: `fwd(perturbed, *primals) -> (outs, residuals)`, where
+    `perturbed` says for each primal whether it is differentiated (its tangent is
+    not a symbolic zero), and `bwd(residuals, cts) -> cts_in` (None for a zero),
+    whose `cts` may hold `Zero`s for outputs with no cotangent. A staged call may
+    have `num_consts` leading closed-over operands, which get no cotangent."""
 
     def bind(
         self,
@@ -547,15 +660,17 @@ class CustomVJPCallPrimitive(Primitive):
             fun = jaxpr_as_fun(call_jaxpr)
         if num_consts:
             fwd, bwd = _skip_consts_fwd_bwd(fwd, bwd, num_consts)
-        return _state.trace.process_custom_vjp_call(self, fun, fwd, bwd, args, name)
+        return _state.trace.process_custom_vjp_call(
+            self, fun, fwd, bwd, args, name, symbolic_zeros
+        )
 
 
 custom_vjp_call_p = CustomVJPCallPrimitive("custom_vjp_call", multiple_results=True)
 
 
 def _skip_consts_fwd_bwd(fwd, bwd, n):
-    def fwd_rule(*args):
-        return fwd(*args[n:])
+    def fwd_rule(perturbed, *args):
+        return fwd(perturbed[n:], *args[n:])
 
     def bwd_rule(res, cts):
         return [None] * n + list(bwd(res, cts))
@@ -564,29 +679,37 @@ def _skip_consts_fwd_bwd(fwd, bwd, n):
     return fwd_rule, bwd_rule
 
 
-def _eval_custom_vjp(self, prim, fun, fwd, bwd, args, name):
+def _eval_custom_vjp(self, prim, fun, fwd, bwd, args, name, symbolic_zeros):
     return fun(*args)
 
 
-def _jaxpr_custom_vjp(self, prim, fun, fwd, bwd, args, name):
+def _jaxpr_custom_vjp(self, prim, fun, fwd, bwd, args, name, symbolic_zeros):
     closed, atoms, num_consts = _stage_call(self, fun, args)
     outvars = [Var(a) for a in closed.out_avals]
     params = dict(name=name, bwd=bwd, call_jaxpr=closed, fwd=fwd)
     if num_consts:
         params["num_consts"] = num_consts
-    params["symbolic_zeros"] = False
+    params["symbolic_zeros"] = symbolic_zeros
     self.eqns.append(JaxprEqn(prim, atoms, params, outvars, closed.effects))
     return [JaxprTracer(self, v) for v in outvars]
 
 
-def _jvp_custom_vjp(self, prim, fun, fwd, bwd, args, name):
+def _jvp_custom_vjp(self, prim, fun, fwd, bwd, args, name, symbolic_zeros):
     primals, tangents = (
         zip(*(self.to_primal_tangent(x) for x in args)) if args else ((), ())
     )
     with set_current_trace(self.parent):
         if all(type(t) is Zero for t in tangents):
-            return prim.bind(*primals, name=name, fun=fun, fwd=fwd, bwd=bwd)
-        outs, residuals = fwd(*primals)
+            return prim.bind(
+                *primals,
+                name=name,
+                fun=fun,
+                fwd=fwd,
+                bwd=bwd,
+                symbolic_zeros=symbolic_zeros,
+            )
+        perturbed = tuple(type(t) is not Zero for t in tangents)
+        outs, residuals = fwd(perturbed, *primals)
         tangents = [ad.instantiate(t) for t in tangents]
         out_avals = [ad.tangent_aval(get_aval(o)) for o in outs]
         out_tangents = custom_lin_p.bind(
@@ -600,44 +723,58 @@ def _jvp_custom_vjp(self, prim, fun, fwd, bwd, args, name):
     return [self.lift(p, t) for p, t in zip(outs, out_tangents)]
 
 
-def _linearize_custom_vjp(self, prim, fun, fwd, bwd, args, name):
+def _linearize_custom_vjp(self, prim, fun, fwd, bwd, args, name, symbolic_zeros):
     with set_current_trace(self.parent):
-        return prim.bind(*args, name=name, fun=fun, fwd=fwd, bwd=bwd)
+        return prim.bind(
+            *args, name=name, fun=fun, fwd=fwd, bwd=bwd, symbolic_zeros=symbolic_zeros
+        )
 
 
-def _batch_custom_vjp(self, prim, fun, fwd, bwd, args, name):
+def _batch_custom_vjp(self, prim, fun, fwd, bwd, args, name, symbolic_zeros):
     # No shortcut when no operand is batched: `fun` may close over batched values.
     vals, dims = zip(*(self.to_batch_info(x) for x in args)) if args else ((), ())
     call = _BatchedCall(self, dims)
     in_avals = [get_aval(x) for x in args]  # per example
     size = self.axis_size
 
-    def fwd_batched(*xs):
+    def fwd_batched(perturbed, *xs):
         box = {}
 
         def flat(*ys):
-            outs, res = fwd(*ys)
+            outs, res = fwd(perturbed, *ys)
             box["n"] = len(outs)
             return [*outs, *res]
 
         outs, out_dims = call.run(flat, xs, dims)
         n = box["n"]
         call.fix(out_dims[:n])
-        return (
-            call.conform(outs[:n], out_dims[:n]),
-            call.front(outs[n:], out_dims[n:]),
-        )
+        # Residuals keep their batch dims: one the rule made without the batched
+        # inputs (a constant) reaches the bwd rule unbatched, as in JAX.
+        call.res_dims = out_dims[n:]
+        return call.conform(outs[:n], out_dims[:n]), outs[n:]
 
     def bwd_batched(res, cts):
         from jaxlite.lax.reductions import reduce_sum
 
+        # Zero cotangents stay symbolic, seen per example by the rule.
+        zeros = [
+            Zero(_unbatched_aval(c.aval, d)) if type(c) is Zero else None
+            for c, d in zip(cts, call.out_dims)
+        ]
+
         def flat(*ys):
-            cts_in = bwd(ys[: len(res)], ys[len(res) :])
+            live = iter(ys[len(res) :])
+            cts_out = [next(live) if z is None else z for z in zeros]
+            cts_in = bwd(ys[: len(res)], cts_out)
             return [_instantiate_ct(c, a) for c, a in zip(cts_in, in_avals)]
 
-        cts = [ad.instantiate(c) for c in cts]
-        ct_dims = [batching.not_mapped if d is None else 0 for d in call.out_dims]
-        outs, out_dims = call.run(flat, [*res, *cts], [0] * len(res) + ct_dims)
+        live = [c for c, z in zip(cts, zeros) if z is None]
+        ct_dims = [
+            batching.not_mapped if d is None else 0
+            for d, z in zip(call.out_dims, zeros)
+            if z is None
+        ]
+        outs, out_dims = call.run(flat, [*res, *live], [*call.res_dims, *ct_dims])
         cts_in = []
         for ct, d, want in zip(outs, out_dims, dims):
             if want is batching.not_mapped and d is not batching.not_mapped:
@@ -650,7 +787,12 @@ def _batch_custom_vjp(self, prim, fun, fwd, bwd, args, name):
     fwd_batched.__name__, bwd_batched.__name__ = fun_name(fwd), fun_name(bwd)
     with set_current_trace(self.parent):
         outs = prim.bind(
-            *vals, name=name, fun=call.fun(fun), fwd=fwd_batched, bwd=bwd_batched
+            *vals,
+            name=name,
+            fun=call.fun(fun),
+            fwd=fwd_batched,
+            bwd=bwd_batched,
+            symbolic_zeros=symbolic_zeros,
         )
     return call.tracers(outs)
 
@@ -708,16 +850,32 @@ batching.batch_rules[custom_lin_p] = _custom_lin_impl
 class custom_vjp:  # noqa: N801  (JAX's name)
     """A function with a custom VJP: `f = custom_vjp(fun); f.defvjp(fwd, bwd)`."""
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = None
         self.bwd = None
+        self.symbolic_zeros = False
+        self.optimize_remat = False
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        """`fwd(*args) -> (out, residuals)`, `bwd(residuals, ct) -> cts` (a tuple,
+        one entry per argument, None for no cotangent); nondiff args come first.
+
+        With `symbolic_zeros=True`, `fwd` receives each argument leaf as a
+        `CustomVJPPrimal(value, perturbed)`, and `bwd` receives a `SymbolicZero`
+        for each output with no cotangent; it may return SymbolicZeros too.
+        `optimize_remat` (JAX's remat optimization of the forward rule) is
+        accepted; results are the same without it."""
+        if symbolic_zeros and optimize_remat:
+            raise NotImplementedError(
+                "remat optimization for custom_vjp does not support symbolic zeros"
+            )
         self.fwd = fwd
         self.bwd = bwd
+        self.symbolic_zeros = symbolic_zeros
+        self.optimize_remat = optimize_remat
         return None
 
     def __get__(self, obj, objtype=None):
@@ -761,7 +919,9 @@ class custom_vjp:  # noqa: N801  (JAX's name)
             out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
             return out_leaves
 
-        def flat_fwd(*flat):
+        def flat_fwd(perturbed, *flat):
+            if self.symbolic_zeros:
+                flat = [CustomVJPPrimal(x, p) for x, p in zip(flat, perturbed)]
             result = self.fwd(*rebuild(tree_util.tree_unflatten(in_tree, flat)))
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
                 fwd_name, name = fun_name(self.fwd), fun_name(self.fun)
@@ -777,19 +937,39 @@ class custom_vjp:  # noqa: N801  (JAX's name)
             out, res = result
             out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
             res_leaves, box["res_tree"] = tree_util.tree_flatten(res)
-            return out_leaves, [_as_jax_value(r) for r in res_leaves]
+            # Python scalars (flags such as `perturbed`) reach bwd as they are,
+            # as in JAX, where they are no tracers: they stay on the Python side.
+            box["res_static"] = [
+                r if type(r) in _PYTHON_SCALARS else _DYNAMIC for r in res_leaves
+            ]
+            return out_leaves, [
+                _as_jax_value(r) for r in res_leaves if type(r) not in _PYTHON_SCALARS
+            ]
 
         def flat_bwd(res_leaves, ct_leaves):
+            dynamic = iter(res_leaves)
+            res_leaves = [
+                next(dynamic) if r is _DYNAMIC else r for r in box["res_static"]
+            ]
             res = tree_util.tree_unflatten(box["res_tree"], res_leaves)
-            cts = tree_util.tree_unflatten(
-                box["out_tree"], [ad.instantiate(c) for c in ct_leaves]
-            )
+            if self.symbolic_zeros:
+                ct_leaves = [
+                    SymbolicZero(c.aval) if type(c) is Zero else c for c in ct_leaves
+                ]
+            else:
+                ct_leaves = [ad.instantiate(c) for c in ct_leaves]
+            cts = tree_util.tree_unflatten(box["out_tree"], ct_leaves)
             cts_in = self.bwd(*nd, res, cts)
             return _flatten_bwd_output(cts_in, diff_args, in_tree, in_avals)
 
         in_avals = [get_aval(x) for x in leaves]
         flat_fwd.__name__, flat_bwd.__name__ = fun_name(self.fwd), fun_name(self.bwd)
         outs = custom_vjp_call_p.bind(
-            *leaves, name=fun_name(self.fun), fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd
+            *leaves,
+            name=fun_name(self.fun),
+            fun=flat_fun,
+            fwd=flat_fwd,
+            bwd=flat_bwd,
+            symbolic_zeros=self.symbolic_zeros,
         )
         return tree_util.tree_unflatten(box["out_tree"], outs)

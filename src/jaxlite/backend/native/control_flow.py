@@ -3,7 +3,8 @@
 `while`, `scan` and `cond` become LLVM control flow: loop-carried scalars are stack
 slots that LLVM promotes to registers (`mem2reg`), carried arrays are buffers updated
 at the end of each iteration, a scan's `xs` are read and its `ys` written in place.
-Call-like primitives (jit, custom_jvp_call, custom_vjp_call, remat) are inlined. A
+Call-like primitives (jit, custom_jvp_call, custom_vjp_call, remat) are inlined, and
+so is the jaxpr of a primitive lowered as a function (`lowering.expansion`). A
 host call (a callback into Python) goes through `host.py`'s trampoline.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 
+from jaxlite.backend.lowering import expansion
 from jaxlite.backend.native import host
 from jaxlite.backend.native.scalar import I1, I8, I32, convert, memory_type
 from jaxlite.backend.native.values import Buffer, Scalar, i64
@@ -24,6 +26,11 @@ def _call(param):
         return c.emit_call(params[param], args)
 
     return rule
+
+
+def _expand(c, eqn, *args, **params):
+    """A primitive compiled as the jaxpr of a function (`lowering.expansion_rules`)."""
+    return c.emit_call(expansion(eqn), args)
 
 
 # Carried arrays of more than this many elements are double-buffered: the body writes
@@ -256,6 +263,7 @@ OPS = {
     "cond": _cond,
     "call": _call("jaxpr"),
     "custom_call": _call("call_jaxpr"),
+    "expand": _expand,
     "identity": _identity_op,
     "host_call": _host_call,
 }

@@ -614,8 +614,8 @@ def _custom_vjp_rule(
     n, skip = len(leaves), len(leaves) + num_consts
     fun.__name__ = name
 
-    def fwd_rule(*flat):
-        outs, residuals = fwd(*flat[skip:])
+    def fwd_rule(perturbed, *flat):
+        outs, residuals = fwd(perturbed[skip:], *flat[skip:])
         return [*flat[:n], *outs], residuals
 
     def bwd_rule(residuals, cts):
@@ -624,7 +624,13 @@ def _custom_vjp_rule(
     fwd_rule.__name__ = fun_name(fwd, "fwd")
     bwd_rule.__name__ = fun_name(bwd, "bwd")
     outs = custom_vjp_call_p.bind(
-        *leaves, *args, name=name, fun=fun, fwd=fwd_rule, bwd=bwd_rule
+        *leaves,
+        *args,
+        name=name,
+        fun=fun,
+        fwd=fwd_rule,
+        bwd=bwd_rule,
+        symbolic_zeros=symbolic_zeros,
     )
     return _out_error(layout, outs[:n], metadata), outs[n:]
 
