@@ -2,3 +2,4 @@
 
 from jaxlite.scipy import linalg, special, stats
 from jaxlite.scipy import cluster, fft, integrate, interpolate, ndimage, signal
+from jaxlite.scipy import sparse
