@@ -133,6 +133,10 @@ def _pieces(c, eqn, operands, dimension, out_shape):
     def fn(idx):
         b = c.b
         i = idx[dimension]
+        if isinstance(i, ir.Constant):  # the operand is known: no selects
+            k = max(j for j, start in enumerate(bounds) if start <= i.constant)
+            at = i64(i.constant - bounds[k])
+            return operands[k].load(c, [*idx[:dimension], at, *idx[dimension + 1 :]])
         out = None
         for x, start in zip(operands, bounds):
             n = x.shape[dimension]

@@ -203,11 +203,18 @@ class FunctionCompiler:
             for lo, hi in zip(bounds, bounds[1:]):
 
                 def piece(i, lo=lo):
-                    body([*idx, self.b.add(i, i64(lo)) if lo else i])
+                    body([*idx, self.offset(i, lo)])
 
                 self.for_range(hi - lo, piece, interleave)
 
         level(0, [])
+
+    def offset(self, i, k):
+        """`i + k` for an i64 `i` and a Python int `k`, folded when `i` is a constant
+        (a one-element loop's index): then generators can choose statically."""
+        if isinstance(i, ir.Constant):
+            return i64(i.constant + k)
+        return self.b.add(i, i64(k)) if k else i
 
     # -- values ------------------------------------------------------------------------
     def materialize(self, v, dest=None):
