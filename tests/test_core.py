@@ -11,7 +11,7 @@ import pytest
 
 import jaxlite as jax
 import jaxlite.numpy as jnp
-from jaxlite import core, lax
+from jaxlite import core, jaxpr_printer, lax
 from jaxlite.core import (
     ClosedJaxpr,
     Jaxpr,
@@ -346,7 +346,7 @@ def test_eqn_repr():
     [(0, "a"), (1, "b"), (25, "z"), (26, "ba"), (27, "bb"), (51, "bz"), (52, "ca")],
 )
 def test_var_names(i, name):
-    assert core._var_name(i) == name
+    assert jaxpr_printer._var_name(i) == name
 
 
 def test_var_names_in_a_long_jaxpr():

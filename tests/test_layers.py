@@ -32,7 +32,7 @@ LAYERS = (
     )),
     # core: Primitive, bind, traces, avals, jaxprs, eval_jaxpr, the Array type, and
     # JAX's extension API on them (core_extension)
-    ("core", ("core", "array", "typing", "core_extension")),
+    ("core", ("core", "array", "typing", "core_extension", "jaxpr_printer")),
     # interpreters: partial evaluation, autodiff, batching
     ("interpreters", ("interpreters",)),
     # backend: how a jaxpr runs; JAX's `interpreters.mlir` (register_lowering) fills

@@ -12,6 +12,7 @@ import logging
 import subprocess
 import sys
 import textwrap
+import traceback
 
 import numpy as np
 import pytest
@@ -538,9 +539,14 @@ def test_an_exception_in_a_native_host_call_keeps_its_type_and_traceback():
         return lax.scan(step, x, None, length=5)[0]
 
     with override("jaxlite_backend", "native"):
-        with pytest.raises(_Boom, match="too big") as info:
+        with pytest.raises(_Boom, match="_Boom: too big") as info:
             jaxlite.jit(f)(np.float32(0.0))
-    assert any(tb.name == "bad" for tb in info.traceback)
+    # As on the NumPy backend: a JaxRuntimeError too, caused by the original.
+    assert isinstance(info.value, jaxlite.errors.JaxRuntimeError)
+    original = info.value.__cause__
+    assert type(original) is _Boom
+    frames = traceback.extract_tb(original.__traceback__)
+    assert any(frame.name == "bad" for frame in frames)
 
 
 def test_a_loop_the_native_backend_cannot_compile_stays_on_numpy_and_says_why(

@@ -14,7 +14,7 @@ import numpy as np
 from jaxlite import tree_util
 from jaxlite.api_util import shaped_abstractify, trace_flat
 from jaxlite.config import override as config_override
-from jaxlite.core import Array, ShapedArray, ShapeDtypeStruct, as_value
+from jaxlite.core import Array, ShapedArray, ShapeDtypeStruct, as_value, is_jax_type
 from jaxlite.dispatch import jit, jit_p  # noqa: F401
 from jaxlite.interpreters import batching
 from jaxlite.interpreters.partial_eval import (
@@ -131,6 +131,13 @@ def typeof(x):
     """The abstract value (shape, dtype, weak type) of `x`, as JAX's `jax.typeof`."""
     if isinstance(x, ShapeDtypeStruct):
         return x.aval
+    if not (
+        is_jax_type(x)
+        or isinstance(getattr(x, "aval", None), ShapedArray)  # tokens
+        or getattr(x, "__jax_array__", None) is not None  # JAX's ValueError
+    ):
+        # Duck-typed arrays are arguments of jit or eval_shape, not JAX values.
+        raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type")
     return abstractify(x)
 
 

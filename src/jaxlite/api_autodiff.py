@@ -14,6 +14,7 @@ from jaxlite.core import (
     ShapedArray,
     as_value,
     eval_jaxpr,
+    float0_value,
     get_aval,
 )
 from jaxlite.interpreters import ad
@@ -39,9 +40,8 @@ def _tangent_leaf(t, p, where):
         raise TypeError(
             "primal and tangent arguments to jax.jvp do not match; dtypes must be "
             "equal, or in case of int/bool primal dtype the tangent dtype must be "
-            f"float0.Got primal dtype {aval.dtype.name} and so expected tangent dtype "
-            f"{np.dtype(expected).name}, but got tangent dtype {t_aval.dtype.name} "
-            "instead."
+            f"float0.Got primal dtype {aval.dtype} and so expected tangent dtype "
+            f"{np.dtype(expected)}, but got tangent dtype {t_aval.dtype} instead."
         )
     if expected == dtypes.float0:
         return ad.Zero(ad.tangent_aval(aval))
@@ -75,7 +75,7 @@ def jvp(fun, primals, tangents, has_aux=False):
     flat_fun, box = flatten_fun_aux(fun, p_tree, has_aux)
     outs, out_tangents = ad.jvp_flat(flat_fun, p_leaves, t_leaves)
     outs, aux = split_aux(box, outs)
-    out_tangents = [ad.instantiate(t) for t in out_tangents[: len(outs)]]
+    out_tangents = [_user_value(ad.instantiate(t)) for t in out_tangents[: len(outs)]]
     out = tree_util.tree_unflatten(box["tree"], outs)
     out_t = tree_util.tree_unflatten(box["tree"], out_tangents)
     if has_aux:
@@ -105,7 +105,7 @@ def linearize(fun, *primals, has_aux=False):
             )
         t_leaves = [as_value(t) for t in t_leaves]
         out_t = eval_jaxpr(jaxpr, consts, *t_leaves)[:n_out]
-        return tree_util.tree_unflatten(out_tree, out_t)
+        return tree_util.tree_unflatten(out_tree, [_user_value(t) for t in out_t])
 
     # A pytree (as in JAX): the residuals are its leaves, so it can be passed to jit.
     f_jvp = tree_util.Partial(f_jvp, list(linear.consts))
@@ -179,7 +179,15 @@ def _long_type(aval):
 def _zero_cotangent(ct, aval):
     if type(ct) is ad.Zero:
         return ad.zeros_like_aval(ad.tangent_aval(aval))
-    return ct
+    return _user_value(ct)
+
+
+def _user_value(x):
+    """A derivative as the API returns it: float0 ones as NumPy arrays, as JAX
+    (`core.float0_value`; a jaxpr's constants hold them as Arrays)."""
+    if type(x) is Array and x.dtype == dtypes.float0:
+        return float0_value(x.shape)
+    return x
 
 
 def _dtype_name(x):
@@ -286,6 +294,10 @@ def _check_scalar(out, holomorphic=False):
     _check_output_dtype_revderiv("grad", holomorphic, out)
 
 
+def _is_key(x):
+    return dtypes.is_extended(getattr(x, "dtype", None))
+
+
 def _argnums_partial(fun, args, kwargs, argnums, check_input, shown=None):
     """`(partial_fun, diff_args)`: `fun` as a function of `args[argnums]` only, with the
     other arguments fixed; `check_input(leaf)` checks each differentiated leaf.
@@ -299,8 +311,7 @@ def _argnums_partial(fun, args, kwargs, argnums, check_input, shown=None):
                 f"caller, but got only {len(args)} positional arguments."
             )
     diff_args = tuple(args[a] for a in argnums)
-    is_key = lambda x: dtypes.is_extended(getattr(x, "dtype", None))  # noqa: E731
-    for leaf in tree_util.tree_leaves(diff_args, is_leaf=is_key):
+    for leaf in tree_util.tree_leaves(diff_args, is_leaf=_is_key):
         check_input(leaf)
 
     def partial_fun(*diff):
@@ -475,18 +486,19 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         rows = vmap(lambda *cts: f_vjp(tree_util.tree_unflatten(o_tree, cts)))(*basis)
         # rows: pytree like diff_args with leaves [total, *in_shape]; split over outputs
         per_input = []
-        for r in tree_util.tree_leaves(rows):
+        in_leaves = tree_util.tree_leaves(diff_args, is_leaf=_is_key)
+        for r, x in zip(tree_util.tree_leaves(rows), in_leaves):
             in_shape = get_aval(r).shape[1:]
             blocks, start = [], 0
             for o in o_leaves:
                 shape = get_aval(o).shape
                 n = int(np.prod(shape, dtype=np.int64))
-                if len(o_leaves) == 1:
-                    blocks.append(ad.reshape(r, (*shape, *in_shape)))
-                    continue
-                block = ad.slice_in_dim(r, start, start + n, axis=0)
-                blocks.append(ad.reshape(block, (*shape, *in_shape)))
-                start += n
+                block = r
+                if len(o_leaves) > 1:
+                    block = ad.slice_in_dim(r, start, start + n, axis=0)
+                    start += n
+                block = ad.reshape(block, (*shape, *in_shape))
+                blocks.append(_like_input(block, x))
             per_input.append(blocks)
         in_tree = tree_util.tree_structure(diff_args)
         # Jacobian layout: output tree outer, input tree inner (as JAX).
@@ -500,6 +512,20 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         return (jac, aux) if has_aux else jac
 
     return jacfun
+
+
+def _like_input(block, x):
+    """A Jacobian block in the dtype and weak type of its input leaf `x`, as JAX's
+    jacrev: an integer or boolean input's block is zeros of its own dtype, not
+    float0."""
+    aval = get_aval(x)
+    if dtypes.is_extended(aval.dtype):
+        return block
+    b_aval = get_aval(block)
+    target = ShapedArray(b_aval.shape, aval.dtype, aval.weak_type)
+    if b_aval.dtype == dtypes.float0:
+        return ad.zeros_like_aval(target)
+    return ad.convert_to_aval(block, target)
 
 
 def hessian(fun, argnums=0, has_aux=False, holomorphic=False):

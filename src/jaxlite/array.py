@@ -29,6 +29,7 @@ from jaxlite.errors import JaxRuntimeError
 from jaxlite.sharding import SingleDeviceSharding
 
 _FRESH_SOURCES = frozenset({bool, int, float, complex, list, tuple})
+_PYBUF_WRITABLE = 0x1  # `inspect.BufferFlags.WRITABLE` (Python 3.12+)
 
 
 def owned_buffer(value, source, private=()):
@@ -248,9 +249,10 @@ class Array(metaclass=_ArrayType):
         if copy or (dtype is not None and np.dtype(dtype) != v.dtype):
             return np.array(v, dtype=dtype, copy=True)
         # A read-only view, zero-copy. Only the view is made read-only: the buffer is
-        # never written by jaxlite.
-        view = np.asarray(v).view()
-        view.flags.writeable = False
+        # never written by jaxlite. (A NumPy scalar becomes a fresh 0-d array. This is
+        # what every NumPy function does to an Array, in callbacks above all: fast.)
+        view = v.view() if type(v) is np.ndarray else np.asarray(v)
+        view.setflags(write=False)
         return view
 
     def __bool__(self):
@@ -289,8 +291,27 @@ class Array(metaclass=_ArrayType):
             raise TypeError("iteration over a 0-d array")
         return (Array(row, self.weak_type) for row in np.asarray(v))
 
-    def __hash__(self):
-        raise TypeError("unhashable type: 'jaxlite.Array'")
+    __hash__ = None  # unhashable, as JAX's Arrays
+
+    # -- the buffer protocol, as JAX's Arrays export it: read-only, C-contiguous ------
+    # Python 3.12+ calls `__buffer__` for `memoryview(x)`, `np.frombuffer(x)`,
+    # `bytearray(x)`; before 3.12 a class written in Python cannot export a buffer, and
+    # only `bytes(x)` (through `__bytes__`) works there.
+
+    def __buffer__(self, flags):
+        if flags & _PYBUF_WRITABLE:
+            raise BufferError("jaxlite Arrays are immutable: no writable buffer.")
+        view = _c_contiguous(self._value)
+        view.flags.writeable = False
+        try:
+            return memoryview(view)
+        except ValueError as e:  # a dtype the protocol has no format for (bfloat16)
+            raise BufferError(
+                f"{e}: {view.dtype} is not supported by the Python buffer protocol."
+            ) from None
+
+    def __bytes__(self):
+        return _c_contiguous(self._value).tobytes()
 
     def __setitem__(self, idx, value):
         from jaxlite.core import IMMUTABLE_MESSAGE
@@ -408,6 +429,12 @@ class Array(metaclass=_ArrayType):
     @property
     def sharding(self):
         return SingleDeviceSharding(devices()[0])
+
+
+def _c_contiguous(value):
+    """A C-contiguous view of `value` (a copy if it is strided), of its own rank."""
+    value = np.asarray(value)
+    return value.view() if value.flags.c_contiguous else value.copy(order="C")
 
 
 def _unpickle(value, weak_type):

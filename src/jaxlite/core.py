@@ -17,7 +17,6 @@ transforms it; `pretty_print` writes JAX's text format.
 
 from __future__ import annotations
 
-import collections
 import threading
 from contextlib import contextmanager
 
@@ -32,6 +31,7 @@ from jaxlite.errors import (
     TracerBoolConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
+    jax_array_abstractification_error,
 )
 from jaxlite.sharding import default_aval_sharding
 from jaxlite.util import quiet_fp, restore_fp, safe_map, safe_zip
@@ -134,15 +134,45 @@ class ShapeDtypeStruct:
     __slots__ = ("shape", "dtype", "sharding", "weak_type")
 
     def __init__(self, shape, dtype, *, sharding=None, weak_type=False):
-        self.shape = tuple(shape)
+        if dtype is None:
+            raise ValueError("ShapeDtypeStruct: dtype must be specified.")
+        init = object.__setattr__  # immutable, as JAX's: see __setattr__
+        init(self, "shape", tuple(shape))
         # As JAX: the dtype is kept as given (int64 stays int64 with x64 off); the
         # aval, what tracing sees, is canonical.
-        self.dtype = _given_dtype(dtype) if dtype is not None else None
-        self.sharding = sharding
-        self.weak_type = weak_type
+        init(self, "dtype", _given_dtype(dtype))
+        init(self, "sharding", sharding)
+        init(self, "weak_type", weak_type)
+
+    def __setattr__(self, name, value):
+        raise RuntimeError(
+            f"Cannot reassign attributes ({name}) of immutable ShapeDtypeStruct "
+            "objects; make a new one with `.update()`."
+        )
+
+    @classmethod
+    def like(cls, x):
+        """The ShapeDtypeStruct of `x`: an array, a scalar, a ShapeDtypeStruct or any
+        object with `.shape` and `.dtype`, in its canonical dtype and weak type."""
+        aval = shaped_abstractify(x)
+        return cls(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
+    def update(self, **kwargs):
+        """A copy with the given fields (`shape`, `dtype`, `sharding`, `weak_type`)
+        replaced."""
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(kwargs)
+        shape, dtype = fields.pop("shape"), fields.pop("dtype")
+        return ShapeDtypeStruct(shape, dtype, **fields)
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __len__(self):
+        try:
+            return self.shape[0]
+        except IndexError:
+            raise TypeError("len() of unsized object") from None  # NumPy's words
 
     @property
     def aval(self):
@@ -248,6 +278,38 @@ def get_aval(x) -> ShapedArray:
     return ShapedArray(np.shape(x), dtype, weak)
 
 
+def shaped_abstractify(x) -> ShapedArray:
+    """The aval of a value standing for an array where no data is read (jit and
+    `eval_shape` arguments, `ShapeDtypeStruct.like`): an array, tracer or scalar, an
+    aval, a ShapeDtypeStruct, or any object with `.shape` and `.dtype` (duck typed, as
+    JAX accepts). An object with `__jax_array__` is refused, as in JAX."""
+    if isinstance(x, (Tracer, Array)):
+        return x.aval
+    if isinstance(x, AbstractValue):
+        return x
+    aval = getattr(x, "aval", None)  # a ShapeDtypeStruct
+    if isinstance(aval, ShapedArray):
+        return aval
+    if type(x) in _scalar_types or isinstance(x, (np.ndarray, np.generic)):
+        dtype, weak = dtypes.dtype_and_weak(x)
+    elif getattr(x, "__jax_array__", None) is not None:
+        raise jax_array_abstractification_error()
+    elif hasattr(x, "dtype"):
+        dtype = dtypes.canonicalize_dtype(x.dtype)
+        weak = bool(getattr(x, "weak_type", False))
+    else:
+        raise TypeError(
+            f"Cannot interpret value of type {type(x)} as an abstract array; it does "
+            "not have a dtype attribute"
+        )
+    if not dtypes.is_extended(dtype) and not dtypes._is_supported(dtype):
+        raise TypeError(  # object, string, datetime, structured
+            f"Dtype {dtype} is not a valid JAX array type. Only arrays of numeric "
+            "types are supported by JAX."
+        )
+    return ShapedArray(np.shape(x), dtype, weak)
+
+
 # Three questions about a user's value, asked here once for every layer above: is it a
 # JAX value (`is_jax_type`), what NumPy value stands for it (`numpy_value`), and what
 # Array stands for it (`as_value`, jnp.asarray's rules when no dtype is asked for).
@@ -272,6 +334,8 @@ def numpy_value(x):
         return np.array(x, dtypes.canonicalize_dtype(x.dtype))
     if isinstance(x, np.generic):
         return dtypes.coerce_to_array(x)[()]
+    if getattr(x, "__jax_array__", None) is not None:
+        raise jax_array_abstractification_error()
     raise TypeError(
         f"Value {x!r} of type {type(x)} is not a valid JAX type; primitives take "
         "jaxlite Arrays, NumPy arrays or Python scalars."
@@ -283,17 +347,19 @@ def as_value(x):
     typed Array; anything NumPy converts (an array, a NumPy scalar, a nested list) as
     an Array of a canonical dtype owning its memory (`array.from_host`), so 64-bit
     NumPy inputs never leak into results and later writes to the caller's buffer
-    cannot change them."""
+    cannot change them; a NumPy array of dtype float0 as it is (`float0_value`)."""
     t = type(x)
     if t is Array or isinstance(x, Tracer):
         return x
     if t in _scalar_types:
         return Array(dtypes.coerce_to_array(x), t is not bool)
+    if t is np.ndarray and x.dtype == dtypes.float0:
+        return x  # float0 values stay NumPy arrays (`float0_value`)
     if t is not np.ndarray:
-        if hasattr(x, "__jax_array__"):
-            return as_value(x.__jax_array__())
         if isinstance(x, Array):  # a key array (`array.register_virtual_array_type`)
             return x
+        if getattr(x, "__jax_array__", None) is not None:
+            raise jax_array_abstractification_error()  # as JAX 0.10.2
     return from_host(x)
 
 
@@ -463,6 +529,8 @@ class EvalTrace(Trace):
             outs = rule(*vals, **params)
         finally:
             restore_fp(token)
+        if type(out_weak) is not tuple:  # float0 outputs: NumPy arrays, as in JAX
+            return out_weak.wrap(outs)
         if len(out_weak) == 1:
             return [Array(outs[0], out_weak[0])]
         return [Array(o, w) for o, w in unsafe_zip(outs, out_weak)]
@@ -487,7 +555,30 @@ def _eager_abstract_eval(prim, key, params):
     n = (len(key) - 1) // 3
     avals = [ShapedArray(*key[1 + 3 * i : 4 + 3 * i]) for i in range(n)]
     out_avals, _ = abstract_eval(prim, avals, params)
-    return tuple(a.weak_type for a in out_avals)
+    out_weak = tuple(a.weak_type for a in out_avals)
+    if any(a.dtype == dtypes.float0 for a in out_avals):
+        return _WithFloat0(out_weak)
+    return out_weak
+
+
+class _WithFloat0(tuple):
+    """The output weak types of an eager primitive some of whose outputs are float0:
+    those are NumPy arrays, never Arrays (see `float0_value`)."""
+
+    __slots__ = ()
+
+    def wrap(self, outs):
+        return [
+            float0_value(np.shape(o)) if o.dtype == dtypes.float0 else Array(o, w)
+            for o, w in unsafe_zip(outs, self)
+        ]
+
+
+def float0_value(shape):
+    """A value of dtype float0 (the tangent type of integers and booleans), as JAX
+    gives them to users: a NumPy array, not an Array. float0 has one value, zero, and
+    no operations; such arrays are accepted wherever a tangent or cotangent is."""
+    return np.zeros(shape, dtypes.float0)
 
 
 def _clear_eager_cache(name, value):
@@ -630,8 +721,7 @@ class Tracer:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
 
-    def __hash__(self):
-        raise TypeError(f"unhashable type: {type(self).__name__}")
+    __hash__ = None  # unhashable, as JAX's tracers and arrays
 
     def __setitem__(self, idx, value):
         raise TypeError(IMMUTABLE_MESSAGE)
@@ -901,287 +991,14 @@ def dce_closed_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
     return ClosedJaxpr(new, consts)
 
 
-# ----------------------------------------------------------------------------------------
-# Pretty printing in JAX's text format
-#
-# A small document printer in the style of Wadler and Lindig ("strictly pretty"): a
-# document is text, breaks, nesting and groups. A group prints flat (each break as its
-# flat text) when its own flat text fits in the rest of the line, else its breaks become
-# newlines at the current nesting. JAX prints jaxprs the same way, so lines break where
-# JAX breaks them: a whole jaxpr on one line when it fits in 80 columns, an equation's
-# `[params]` one per line when they do not fit, binders filling lines.
-
-_LINE_WIDTH = 80
-
-
-class _Brk:
-    """A line break, printed as `text` when its group is flat."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text=" "):
-        self.text = text
-
-
-class _Nest:
-    __slots__ = ("n", "child")
-
-    def __init__(self, n, child):
-        self.n = n
-        self.child = child
-
-
-class _Group:
-    __slots__ = ("child",)
-
-    def __init__(self, child):
-        self.child = child
-
-
-# A document is a str, a list (concatenation), or one of the three classes above.
-
-
-def _fits(doc, width):
-    """Whether `doc` printed flat takes at most `width` columns."""
-    agenda = [doc]
-    while agenda and width >= 0:
-        d = agenda.pop()
-        t = type(d)
-        if t is str:
-            width -= len(d)
-        elif t is list:
-            agenda.extend(reversed(d))
-        elif t is _Brk:
-            width -= len(d.text)
-        else:
-            agenda.append(d.child)
-    return width >= 0
-
-
-def _render(doc, width=_LINE_WIDTH):
-    out = []
-    col = 0
-    stack = [(0, False, doc)]  # (indent, flat, doc)
-    while stack:
-        indent, flat, d = stack.pop()
-        t = type(d)
-        if t is str:
-            out.append(d)
-            col += len(d)
-        elif t is list:
-            stack.extend((indent, flat, c) for c in reversed(d))
-        elif t is _Brk:
-            if flat:
-                out.append(d.text)
-                col += len(d.text)
-            else:
-                out.append("\n" + " " * indent)
-                col = indent
-        elif t is _Nest:
-            stack.append((indent + d.n, flat, d.child))
-        else:
-            stack.append((indent, flat or _fits(d.child, width - col), d.child))
-    return "".join(out)
-
-
-def _join(sep, docs):
-    out = []
-    for i, d in enumerate(docs):
-        if i:
-            out.append(sep)
-        out.append(d)
-    return out
-
-
-class _Namer:
-    """Names variables a, b, ..., z, ba, bb, ... in order of first appearance.
-
-    `shared` maps the jaxprs printed once, in a `let` prelude, to their names."""
-
-    def __init__(self):
-        self.names = {}
-        self.count = 0
-        self.shared = {}
-
-    def fresh(self):
-        name = _var_name(self.count)
-        self.count += 1
-        return name
-
-    def __call__(self, v):
-        if type(v) is Literal:
-            return repr(v)
-        name = self.names.get(v)
-        if name is None:
-            name = self.names[v] = self.fresh()
-        return name
-
-    def binder(self, v):
-        return f"{self(v)}:{v.aval.str_short()}"
-
-
-def _var_name(i):
-    letters = ""
-    while True:
-        letters = chr(ord("a") + i % 26) + letters
-        i //= 26
-        if i == 0:
-            return letters
-
-
-# Primitives whose `jaxpr` parameter is a call of the equation's operands (jit): JAX
-# prints that jaxpr's inputs and outputs with the names of the equation's own operands
-# and results, so a nested jit reads like the code around it.
-pp_call_primitives: set = set()
-
-
-def _pp_vars(names, sep=""):
-    return _Nest(2, _Group(_join([sep, _Group(_Brk())], names)))
-
-
-def _pp_param(key, value, namer, eqn):
-    if isinstance(value, (Jaxpr, ClosedJaxpr)):
-        shared = namer.shared.get(_open(value))
-        if shared is not None:
-            return shared
-        if eqn is not None and key == "jaxpr" and eqn.primitive in pp_call_primitives:
-            _share_call_names(value, eqn, namer)
-        return _pp_jaxpr_doc(value, namer)
-    if isinstance(value, tuple) and any(
-        isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value
-    ):
-        docs = [_pp_param(key, v, namer, None) for v in value]
-        return _Group([_Nest(2, ["(", _Brk(""), _join(_Brk(), docs)]), _Brk(""), ")"])
-    if isinstance(value, np.dtype):
-        return value.name
-    if isinstance(value, type) and issubclass(value, np.generic):
-        return np.dtype(value).name
-    if isinstance(value, str):
-        return value
-    if callable(value) and hasattr(value, "__name__") and not isinstance(value, type):
-        return value.__name__
-    return repr(value)
-
-
-def _share_call_names(closed, eqn, namer):
-    """Give a called jaxpr's inputs and outputs the names of the equation's operands
-    and results (unless a name would repeat among the inputs)."""
-    jaxpr = closed.jaxpr if isinstance(closed, ClosedJaxpr) else closed
-    taken = set()
-    for inner, outer in zip(jaxpr.invars, eqn.invars):
-        name = namer.names.get(outer) if type(outer) is Var else None
-        if name is not None and name not in taken:
-            namer.names[inner] = name
-            taken.add(name)
-    own = set(jaxpr.invars) | set(jaxpr.constvars)
-    for inner, outer in zip(jaxpr.outvars, eqn.outvars):
-        if type(inner) is Var and inner not in own and inner not in namer.names:
-            namer.names[inner] = namer.names.get(outer, "_")
-
-
-def _pp_eqn_doc(eqn, namer, used):
-    lhs = []
-    for v in eqn.outvars:
-        name = namer.names.get(v)
-        if name is None:
-            name = "_" if used is not None and v not in used else namer(v)
-        lhs.append(f"{name}:{v.aval.str_short()}")
-    doc = [_pp_vars(lhs), " = "] if lhs else []
-    doc.append(eqn.primitive.name)
-    if eqn.params:
-        kvs = [[f"{k}=", _pp_param(k, v, namer, eqn)] for k, v in eqn.params.items()]
-        doc.append(
-            _Group([_Nest(2, ["[", _Brk(""), _join(_Brk(), kvs)]), _Brk(""), "]"])
-        )
-    doc += [" ", _pp_vars([namer(x) for x in eqn.invars])]
-    return doc
-
-
-def _used_vars(jaxpr):
-    used = {x for eqn in jaxpr.eqns for x in eqn.invars if type(x) is Var}
-    used.update(v for v in jaxpr.outvars if type(v) is Var)
-    return used
-
-
-def _pp_jaxpr_doc(jaxpr, namer):
-    if isinstance(jaxpr, ClosedJaxpr):
-        jaxpr = jaxpr.jaxpr
-    used = _used_vars(jaxpr)
-    consts = _pp_vars([namer.binder(v) for v in jaxpr.constvars])
-    invars = _pp_vars([namer.binder(v) for v in jaxpr.invars])
-    eqns = [_pp_eqn_doc(e, namer, used) for e in jaxpr.eqns]
-    outs = [namer(v) for v in jaxpr.outvars]
-    close = ",)" if len(outs) == 1 else ")"
-    body = ["{ lambda ", consts, "; ", invars, ". let"]
-    body += [_Nest(2, [_Brk(), _join(_Brk("; "), eqns)]), _Brk(), "in ("]
-    body += [_pp_vars(outs, ","), close]
-    return _Group([_Nest(2, body), " }"])
-
-
-def pp_eqn(eqn):
-    """One equation in JAX's text format (variables named from `a` in this equation)."""
-    return _render(_pp_eqn_doc(eqn, _Namer(), None))
-
-
-def _open(jaxpr):
-    return jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
-
-
-def _sub_jaxprs(params):
-    for value in params.values():
-        values = value if isinstance(value, tuple) else (value,)
-        for v in values:
-            if isinstance(v, (Jaxpr, ClosedJaxpr)):
-                yield _open(v)
-
-
-def _shared_jaxprs(top):
-    """The sub-jaxprs that occur more than once (the same object) or have more than 10
-    equations, in breadth-first order, with unique names: the `name` of the equation
-    that calls them (`<lambda>` becomes `lambda`), else `jaxpr`; a repeated name gets a
-    counter (`lambda1`)."""
-    counts, names = {}, {}
-    queue = collections.deque([top])
-    while queue:
-        jaxpr = queue.popleft()
-        counts[jaxpr] = counts.get(jaxpr, 0) + 1
-        if jaxpr is not top and len(jaxpr.eqns) > 10:  # big ones print apart too
-            counts[jaxpr] += 1
-        for eqn in jaxpr.eqns:
-            name = eqn.params.get("name")
-            for sub in _sub_jaxprs(eqn.params):
-                if isinstance(name, str):
-                    names[sub] = name.strip("<>")
-                queue.append(sub)
-    shared, taken = {}, collections.Counter()
-    for jaxpr, count in counts.items():
-        if count == 1:
-            continue
-        name = names.get(jaxpr, "jaxpr")
-        seen = taken[name]
-        taken[name] += 1
-        if seen:
-            name += str(seen)
-            taken[name] += 1
-        shared[jaxpr] = name
-    return shared
-
-
-def pretty_print(jaxpr):
-    """A jaxpr in JAX's text format. Sub-jaxprs used more than once (a jitted function
-    called twice) or longer than 10 equations are printed once, first, as
-    `let name = { lambda ... } in`."""
-    jaxpr = _open(jaxpr)
-    namer = _Namer()
-    namer.shared = _shared_jaxprs(jaxpr)
-    docs = []
-    for sub, name in namer.shared.items():
-        docs.append(_render([f"let {name} = ", _pp_jaxpr_doc(sub, namer), " in"]))
-    docs.append(_render(_pp_jaxpr_doc(jaxpr, namer)))
-    return "\n".join(docs)
-
-
+# Pretty printing in JAX's text format: `jaxpr_printer` (needs the classes above).
 from jaxlite.array import Array, from_host  # noqa: E402  (needs the classes above)
+from jaxlite.jaxpr_printer import (  # noqa: E402, F401
+    _Namer,
+    pp_call_primitives,
+    pp_eqn,
+    pretty_print,
+)
 
 _array_types = (Array, np.ndarray, np.generic)
 

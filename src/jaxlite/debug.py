@@ -1,7 +1,7 @@
 """`jaxlite.debug`: look at values inside transformed code.
 
 `debug.callback(fn, *args)` calls `fn` on the host with the runtime values of `args`
-(read-only NumPy arrays), and `debug.print(fmt, *args)` formats them with `str.format`
+(Arrays, as JAX passes them), and `debug.print(fmt, *args)` formats them with `str.format`
 and writes the line to `sys.stdout`. Both work eagerly and under jit, vmap (one call per
 batch element, in batch order), grad (primal values, once) and inside loops (once per
 iteration). They carry the `Debug` effect (`OrderedDebug` with `ordered=True`), so they

@@ -131,7 +131,8 @@ def _checked_process_primitive(self, prim, args, params):
     outs = _plain_process_primitive(self, prim, args, params)
     if not config.debug_checks:  # installed for another thread's `debug_nans` block
         return outs
-    kind = special_kind([out._value for out in outs])
+    # (float0 outputs are NumPy arrays: `core.float0_value`)
+    kind = special_kind([getattr(out, "_value", out) for out in outs])
     if kind is not None:
         if prim not in call_primitives:
             raise _invalid_value(kind, prim.name)

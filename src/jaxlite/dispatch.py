@@ -20,7 +20,7 @@ import weakref
 
 import numpy as np
 
-from jaxlite import backend, cache_misses, tree_util
+from jaxlite import backend, cache_misses, dtypes, tree_util
 from jaxlite.api_util import arg_type_error, shaped_abstractify, trace_flat
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.lowering import call_lowering
@@ -39,6 +39,7 @@ from jaxlite.core import (
     abstract_token,
     dce_closed_jaxpr,
     eval_trace,
+    float0_value,
     impl_rules,
     jaxpr_as_fun,
     numpy_value,
@@ -47,7 +48,7 @@ from jaxlite.core import (
 from jaxlite.debug_nans import call_primitives, check_jit_outputs
 from jaxlite.errors import JaxRuntimeError, UnexpectedTracerError
 from jaxlite.interpreters import ad, batching
-from jaxlite.interpreters.partial_eval import debug_info
+from jaxlite.interpreters.partial_eval import abstractify, debug_info
 from jaxlite.runtime import check_backend
 from jaxlite.util import fun_name
 
@@ -94,6 +95,9 @@ def _leaf_signature(x):
     aval = getattr(x, "aval", None)  # a Tracer, or a ShapeDtypeStruct (`lower`)
     if isinstance(aval, ShapedArray):
         return (aval.shape, aval.dtype, aval.weak_type)
+    if hasattr(x, "dtype") or hasattr(x, "__jax_array__"):
+        aval = abstractify(x)  # duck typed (`lower`), as JAX
+        return (aval.shape, aval.dtype, aval.weak_type)
     return None
 
 
@@ -131,14 +135,41 @@ def _unbox_token(aux, children):
 tree_util.register_pytree_node(_TokenBox, lambda b: ((b.child,), None), _unbox_token)
 
 
+class _Float0Box(_TokenBox):
+    """A pytree node around one jit result leaf of dtype float0: unflattening turns
+    the compiled program's value into a NumPy array, as JAX returns them (see
+    `core.float0_value`)."""
+
+    __slots__ = ()
+
+
+def _unbox_float0(aux, children):
+    (x,) = children
+    if type(x) is Array:
+        return float0_value(x.shape)
+    return x
+
+
+tree_util.register_pytree_node(_Float0Box, lambda b: ((b.child,), None), _unbox_float0)
+
+
 def _box_token_outputs(out_tree, out_avals):
-    """`out_tree` with each token result wrapped in a `_TokenBox` node; `out_tree`
-    itself when no result is a token (the usual case, checked once per trace)."""
-    is_token = [isinstance(a, AbstractToken) for a in out_avals]
-    if not any(is_token):
+    """`out_tree` with each token result wrapped in a `_TokenBox` node and each float0
+    result in a `_Float0Box`; `out_tree` itself when there are none (the usual case,
+    checked once per trace)."""
+    boxes = [_output_box(a) for a in out_avals]
+    if not any(boxes):
         return out_tree
-    leaves = [_TokenBox(0) if t else 0 for t in is_token]
+    leaves = [box(0) if box else 0 for box in boxes]
     return tree_util.tree_structure(tree_util.tree_unflatten(out_tree, leaves))
+
+
+def _output_box(aval):
+    if isinstance(aval, AbstractToken):
+        return _TokenBox
+    if aval.dtype == dtypes.float0:
+        return _Float0Box
+    return None
 
 
 def _check_hashable(value, argname):
@@ -257,10 +288,12 @@ class JitFunction:
         inline=False,
         donate_argnames=(),
         backend=None,
+        compiler_options=None,
     ):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self._backend = backend  # checked when first traced, as JAX does
+        self._compiler_options = compiler_options  # checked when compiled, as JAX
         self._inline = inline  # under a trace, record the equations, not a jit call
         self._signature = _signature_or_none(fun)
         self.static_argnums, self.static_argnames = _resolve_argnums(
@@ -284,6 +317,7 @@ class JitFunction:
                 self.static_argnames,
                 self.donate_argnums,
                 self.donate_argnames,
+                _options_key(compiler_options),
             ),
         )
         self._cache = shared.entries
@@ -494,11 +528,17 @@ class JitFunction:
         whose tracer constants the enclosing trace turns into operands."""
         check_backend(self._backend)
         closed, out_tree = self._trace(args, kwargs, leaves, treedef, sig)
-        out_tree = _box_token_outputs(out_tree, closed.out_avals)  # tokens stay Tokens
+        out_tree = _box_token_outputs(out_tree, closed.out_avals)  # tokens, float0s
         out_weak = [a.weak_type for a in closed.out_avals]
         if any(isinstance(c, Tracer) for c in closed.consts):
             return closed, None, out_tree, out_weak
-        exe = backend.compile(closed, _py_name(self._name), tiered=True)
+        if self._compiler_options is None:
+            exe = backend.compile(closed, _py_name(self._name), tiered=True)
+        else:
+            from jaxlite.stages import compiling_with  # the AOT module, above this one
+
+            with compiling_with(self._compiler_options):
+                exe = backend.compile(closed, _py_name(self._name), tiered=True)
         return closed, exe, out_tree, out_weak
 
     def _trace(self, args, kwargs, leaves, treedef, sig):
@@ -542,10 +582,16 @@ class JitFunction:
     # -- ahead-of-time API --------------------------------------------------------------------
 
     def trace(self, *args, **kwargs):
-        return Lowered(self, *self._entry(args, kwargs))
+        """The `stages.Traced` jaxpr of the function for these arguments."""
+        from jaxlite import stages  # the AOT stages, built on this module
+
+        return stages.Traced(stages.signature(self, args, kwargs))
 
     def lower(self, *args, **kwargs):
-        return Lowered(self, *self._entry(args, kwargs))
+        """The `stages.Lowered` computation for these arguments (`.compile()` it)."""
+        from jaxlite import stages
+
+        return stages.Lowered(stages.signature(self, args, kwargs))
 
     def eval_shape(self, *args, **kwargs):
         closed, _, out_tree, _ = self._entry(args, kwargs)
@@ -567,27 +613,14 @@ class JitFunction:
         return len(self._cache)
 
 
-class Lowered:
-    """What `jit(f).lower(*args)` returns: the jaxpr and the generated NumPy source."""
-
-    def __init__(self, jitted, closed, exe, out_tree, out_weak):
-        self.jitted = jitted
-        self.jaxpr = closed
-        self.executable = exe
-        self.out_tree = out_tree
-
-    def as_text(self, dialect=None):
-        """The generated Python source that runs this computation."""
-        return self.executable.source
-
-    def compile(self):
-        return self
-
-    def __call__(self, *args, **kwargs):
-        return self.jitted(*args, **kwargs)
-
-    def cost_analysis(self):
-        return {}
+def _options_key(options):
+    """The compiler options as part of a cache key (their values are scalars)."""
+    if options is None:
+        return None
+    try:
+        return tuple(sorted((str(k), repr(v)) for k, v in dict(options).items()))
+    except (TypeError, ValueError):  # not a dict: reported when compiled
+        return repr(options)
 
 
 def _py_name(name):
@@ -709,10 +742,12 @@ def jit(
     in_shardings=None,
     out_shardings=None,
     abstracted_axes=None,
+    compiler_options=None,
 ):
     """Compile `fun` by tracing it to a jaxpr once per argument signature.
 
     Usable as `jit(f)`, `@jit`, or `functools.partial(jit, static_argnums=...)`.
+    `compiler_options` are checked when it compiles (see `jaxlite.stages`).
     """
     if fun is None:
         return functools.partial(
@@ -728,6 +763,7 @@ def jit(
             in_shardings=in_shardings,
             out_shardings=out_shardings,
             abstracted_axes=abstracted_axes,
+            compiler_options=compiler_options,
         )
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
@@ -752,4 +788,5 @@ def jit(
         inline,
         donate_argnames,
         backend,
+        compiler_options,
     )

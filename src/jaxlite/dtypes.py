@@ -32,6 +32,7 @@ import ml_dtypes
 import numpy as np
 
 from .config import current
+from .errors import jax_array_abstractification_error
 
 bfloat16 = ml_dtypes.bfloat16
 float0 = np.dtype([("float0", np.void, 0)])
@@ -52,6 +53,50 @@ _float64 = np.dtype(np.float64)
 _complex64 = np.dtype(np.complex64)
 _complex128 = np.dtype(np.complex128)
 
+# The narrow types of ml_dtypes that JAX has: 2- and 4-bit integers, and 4-, 6- and
+# 8-bit floats (in JAX's order). NumPy knows them only as opaque ("V"-kind) dtypes, so
+# their kind is kept here: `issubdtype` and the promotion lattice place them, and
+# they promote implicitly with nothing but Python scalars and booleans.
+_narrow_int_names = ("int2", "int4", "uint2", "uint4")
+_narrow_float_names = (
+    "float4_e2m1fn",
+    "float6_e2m3fn",
+    "float6_e3m2fn",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e8m0fnu",
+    "float8_e4m3b11fnuz",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+)
+# By name, those this ml_dtypes has (older ones lack the newest formats).
+_narrow_dtypes = {
+    name: np.dtype(getattr(ml_dtypes, name))
+    for name in _narrow_int_names + _narrow_float_names
+    if hasattr(ml_dtypes, name)
+}
+_narrow_ints = frozenset(
+    _narrow_dtypes[n] for n in _narrow_int_names if n in _narrow_dtypes
+)
+_narrow_floats = frozenset(
+    _narrow_dtypes[n] for n in _narrow_float_names if n in _narrow_dtypes
+)
+_narrow_unsigned = frozenset(dt for dt in _narrow_ints if dt.name.startswith("u"))
+_float_parents = (np.floating, np.inexact, np.number, np.generic)
+# Scalar class -> the NumPy abstract classes it belongs to (`issubdtype`).
+_custom_parents = {ml_dtypes.bfloat16: _float_parents}
+_custom_parents.update((dt.type, _float_parents) for dt in _narrow_floats)
+_custom_parents.update(
+    (dt.type, (np.unsignedinteger, np.integer, np.number, np.generic))
+    for dt in _narrow_unsigned
+)
+_custom_parents.update(
+    (dt.type, (np.signedinteger, np.integer, np.number, np.generic))
+    for dt in _narrow_ints - _narrow_unsigned
+)
+
 # Every dtype jaxlite knows, by NumPy name, in lattice order.
 dtype_names = {
     "bool": _bool,
@@ -69,6 +114,7 @@ dtype_names = {
     "float64": _float64,
     "complex64": _complex64,
     "complex128": _complex128,
+    **_narrow_dtypes,
     "float0": float0,
 }
 
@@ -89,6 +135,11 @@ _short_names = {
     _complex64: "c64",
     _complex128: "c128",
     float0: "float0",
+    # JAX's: i4, u2, f8_e4m3fn, f4_e2m1fn, ...
+    **{
+        dt: name.replace("uint", "u").replace("int", "i").replace("float", "f")
+        for name, dt in _narrow_dtypes.items()
+    },
 }
 
 _to_32_bit = {
@@ -191,7 +242,13 @@ def _default_dtype_of_python_type(t):
 
 
 def _is_supported(dt):
-    return dt.kind in "biufc" or dt == _bfloat16 or dt == float0
+    return (
+        dt.kind in "biufc"
+        or dt == _bfloat16
+        or dt == float0
+        or dt in _narrow_ints
+        or dt in _narrow_floats
+    )
 
 
 def _check_supported(dt, what):
@@ -297,6 +354,8 @@ def _arg_key(x):
         raise TypeError(
             f"Cannot determine dtype of {x!r}: pass an array, a scalar or a dtype."
         )
+    if getattr(x, "__jax_array__", None) is not None:  # as JAX 0.10.2's lax
+        raise jax_array_abstractification_error()
     return (np.dtype(x), False)
 
 
@@ -331,7 +390,7 @@ def scalar_type_of(x):
     dt = dtype(x)
     if dt == _bool:
         return bool
-    if dt.kind in "iu":
+    if is_int(dt):
         return int
     if is_float(dt):
         return float
@@ -370,9 +429,9 @@ def _lattice_edges(x64):
     The 32-bit lattice differs in one edge: uint32 sits below int32, so that
     uint32 and int32 promote to int32 rather than to a non-canonical int64.
     """
-    return {
+    edges = {
         _bool: [_weak_int],
-        _weak_int: [_uint8, _int8, _weak_float],
+        _weak_int: [_uint8, _int8, _weak_float, *_narrow_ints],
         _uint8: [_int16, _uint16],
         _uint16: [_int32, _uint32],
         _uint32: [_int64 if x64 else _int32, _uint64],
@@ -381,7 +440,7 @@ def _lattice_edges(x64):
         _int16: [_int32],
         _int32: [_int64],
         _int64: [_weak_float],
-        _weak_float: [_bfloat16, _float16, _weak_complex],
+        _weak_float: [_bfloat16, _float16, _weak_complex, *_narrow_floats],
         _bfloat16: [_float32],
         _float16: [_float32],
         _float32: [_float64, _complex64],
@@ -390,6 +449,9 @@ def _lattice_edges(x64):
         _complex64: [_complex128],
         _complex128: [],
     }
+    for dt in _narrow_ints | _narrow_floats:  # no implicit promotion beyond themselves
+        edges[dt] = []
+    return edges
 
 
 def _upper_sets(edges):
@@ -415,8 +477,15 @@ def _strict_lattice_edges(x64):
     concrete dtypes have no upper bound, and bool none with anything."""
     edges = {node: [] for node in _lattice_edges(x64)}
     integers = [_uint8, _uint16, _uint32, _uint64, _int8, _int16, _int32, _int64]
-    edges[_weak_int] = [_weak_float, *integers]
-    edges[_weak_float] = [_weak_complex, _bfloat16, _float16, _float32, _float64]
+    edges[_weak_int] = [_weak_float, *integers, *_narrow_ints]
+    edges[_weak_float] = [
+        _weak_complex,
+        _bfloat16,
+        _float16,
+        _float32,
+        _float64,
+        *_narrow_floats,
+    ]
     edges[_weak_complex] = [_complex64, _complex128]
     return edges
 
@@ -481,10 +550,10 @@ def _least_upper_bound(nodes):
 
 def _weak_default(dt):
     """Dtype of a weakly typed result whose strong dtype would be `dt`."""
-    if dt.kind == "i":
-        return default_int_dtype()
-    if dt.kind == "u":
+    if is_unsigned(dt):
         return default_uint_dtype()
+    if is_int(dt):
+        return default_int_dtype()
     if dt.kind == "c":
         return default_complex_dtype()
     return default_float_dtype()
@@ -493,7 +562,7 @@ def _weak_default(dt):
 def _weak_node(dt):
     if dt == _bool:
         return _bool
-    if dt.kind in "iu":
+    if is_int(dt):
         return _weak_int
     if dt.kind == "c":
         return _weak_complex
@@ -502,10 +571,53 @@ def _weak_node(dt):
 
 def _promote_keys(keys):
     """(dtype, weak) of a `result_type` call, from its operands' `_arg_key`s."""
+    pairs = [_canonical_pair(key) for key in keys]
     try:
-        return _promote_pairs([_canonical_pair(key) for key in keys])
+        return _promote_pairs(pairs)
     except _NoUpperBound:
-        raise _strict_error([_strict_name(key) for key in keys]) from None
+        names = [_strict_name(key) for key in keys]
+        raise _no_promotion_error(names, [dt for dt, _ in pairs]) from None
+
+
+def _no_promotion_error(names, operand_dtypes):
+    """JAX's TypePromotionError for operands without a common type: in strict mode,
+    or (in the standard lattice) with a narrow type, which promotes with nothing
+    but itself, booleans and Python scalars."""
+    if _strict_promotion():
+        return _strict_error(names)
+    why = "Try explicitly casting inputs to the desired output type."
+    narrow = [_narrow_kind(dt) for dt in operand_dtypes if isinstance(dt, np.dtype)]
+    narrow = [kind for kind in narrow if kind is not None]
+    if narrow:
+        what, example = min(narrow, key=_NARROW_KIND_ORDER.index)  # JAX's order
+        why = (
+            f"To avoid unintended promotion, {what} do not support implicit "
+            "promotion. If you'd like your inputs to be promoted to another type, "
+            f"you can do so explicitly using e.g. x.astype('{example}')"
+        )
+    return TypePromotionError(
+        f"Input dtypes {tuple(names)} have no available implicit dtype promotion "
+        f"path. {why}"
+    )
+
+
+_NARROW_KIND_ORDER = [
+    ("8-bit floats", "float32"),
+    ("6-bit floats", "float32"),
+    ("4-bit floats", "float32"),
+    ("1-bit, 2-bit and 4-bit integers", "int32"),
+]
+
+
+def _narrow_kind(dt):
+    """(what JAX's promotion error calls `dt`'s kind, a dtype to cast to), for the
+    narrow types; None for the others."""
+    if dt in _narrow_floats:
+        bits = dt.name[len("float")]
+        return f"{bits}-bit floats", "float32"
+    if dt in _narrow_ints:
+        return "1-bit, 2-bit and 4-bit integers", "int32"
+    return None
 
 
 def _promote_pairs(pairs):
@@ -611,6 +723,15 @@ def _extended_result_type(args, extended_dtypes):
     return dt, False
 
 
+def _node_name(node):
+    """A lattice node as JAX's messages name it: a dtype by name, a weak node by its
+    Python type (`<class 'float'>`)."""
+    if isinstance(node, _WeakNode):
+        types = {_weak_int: int, _weak_float: float, _weak_complex: complex}
+        return str(types[node])
+    return str(node)
+
+
 def _promotion_node(x):
     if isinstance(x, type) and x in _weak_node_of_type:
         return _weak_node_of_type[x]
@@ -638,7 +759,8 @@ def promote_types(a, b):
     try:
         node = _least_upper_bound(set(nodes))
     except _NoUpperBound:
-        raise _strict_error([str(n) for n in nodes]) from None
+        names = [_node_name(n) for n in nodes]
+        raise _no_promotion_error(names, nodes) from None
     if isinstance(node, _WeakNode):
         dt = {_weak_int: _int64, _weak_float: _float64, _weak_complex: _complex128}[
             node
@@ -655,8 +777,6 @@ def promote_types(a, b):
 
 
 # --- dtype classes ---------------------------------------------------------------
-
-_bfloat16_parents = (np.floating, np.inexact, np.number, np.generic)
 
 
 class extended(np.generic):  # noqa: N801 (JAX's name)
@@ -703,9 +823,10 @@ def _issubdtype_uncached(a, b):
     b_class = _scalar_class(b)
     if a_class is float0 or b_class is float0:
         return a_class is b_class or b_class is np.generic
-    if a_class is bfloat16:
-        return b_class is bfloat16 or b_class in _bfloat16_parents
-    if b_class is bfloat16:
+    parents = _custom_parents.get(a_class)
+    if parents is not None:  # bfloat16 and the narrow types of ml_dtypes
+        return b_class is a_class or b_class in parents
+    if b_class in _custom_parents:
         return False
     return issubclass(a_class, b_class)
 
@@ -782,17 +903,17 @@ def short_name(dtype):
 
 
 def is_int(dt):
-    """Signed or unsigned integer np.dtype (not bool)."""
-    return dt.kind in "iu"
+    """Signed or unsigned integer np.dtype (not bool), int4 and the like included."""
+    return dt.kind in "iu" or dt in _narrow_ints
 
 
 def is_unsigned(dt):
-    return dt.kind == "u"
+    return dt.kind == "u" or dt in _narrow_unsigned
 
 
 def is_float(dt):
-    """Real floating np.dtype, including bfloat16."""
-    return dt.kind == "f" or dt.type is bfloat16
+    """Real floating np.dtype, including bfloat16 and the 4-, 6- and 8-bit floats."""
+    return dt.kind == "f" or dt.type is bfloat16 or dt in _narrow_floats
 
 
 def is_complex(dt):
@@ -801,7 +922,7 @@ def is_complex(dt):
 
 def is_inexact(dt):
     """Floating or complex np.dtype."""
-    return dt.kind in "fc" or dt.type is bfloat16
+    return dt.kind in "fc" or dt.type is bfloat16 or dt in _narrow_floats
 
 
 def is_bool(dt):
@@ -812,7 +933,9 @@ def is_bool(dt):
 
 
 # Inexact dtypes a float64 value may overflow in (NumPy warns; XLA gives inf).
-_narrow_inexact = frozenset({_bfloat16, _float16, _float32, _complex64})
+_narrow_inexact = (
+    frozenset({_bfloat16, _float16, _float32, _complex64}) | _narrow_floats
+)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 

@@ -27,6 +27,30 @@ class JAXIndexError(_JAXErrorMixin, IndexError):
     pass
 
 
+def jax_array_abstractification_error():
+    """The ValueError for an object with `__jax_array__` where JAX 0.10.2 no longer
+    converts one: traced arguments (jit, eval_shape, vmap, grad, control flow), lax
+    operations and most jax.numpy functions."""
+    return ValueError(
+        "Triggering __jax_array__() during abstractification is no longer supported. "
+        "To avoid this error, either explicitly convert your object using "
+        "jax.numpy.array(), or register your object as a pytree."
+    )
+
+
+def float0_operation_error(name, position=None):
+    """The TypeError for an operation `name` given a float0 array (at `position`)."""
+    where = "a float0 array" if position is None else f"a float0 at position {position}"
+    return TypeError(
+        f"Called {name} with {where}. float0s do not support any operations by "
+        "design, because they are not compatible with non-trivial vector spaces. No "
+        "implicit dtype conversion is done. You can use "
+        "np.zeros_like(arr, dtype=np.float32) to cast a float0 array to a regular "
+        "zeros array.\nIf you didn't expect to get a float0 you might have "
+        "accidentally taken a gradient with respect to an integer argument."
+    )
+
+
 def _tracing_context(tracer) -> str:
     trace = getattr(tracer, "_trace", None)
     describe = getattr(trace, "describe_tracer", None)
@@ -253,16 +277,13 @@ def _restore_state(e, state):
 
 
 def _exception_line(e):
-    """`<TypeName>: <message>` as Python's traceback prints an exception's last line."""
-    typ = type(e)
-    name = typ.__qualname__
-    if typ.__module__ not in ("builtins", "__main__"):
-        name = f"{typ.__module__}.{name}"
+    """`<TypeName>: <message>`, the last line of the traceback JAX puts in its message
+    (the class's bare name, and the colon even when the message is empty)."""
     try:
         text = str(e)
     except Exception:
         text = "<exception str() failed>"
-    return f"{name}: {text}" if text else name
+    return f"{type(e).__name__}: {text}"
 
 
 def _new_combined(cls, args, state, message):
@@ -272,7 +293,7 @@ def _new_combined(cls, args, state, message):
         e = BaseException.__new__(cls)
         e.args = args
     _restore_state(e, state)
-    e._callback_message = message
+    e.__dict__["_callback_message"] = message  # past a frozen class's __setattr__
     return e
 
 

@@ -38,6 +38,7 @@ from jaxlite.config import config
 from jaxlite.core import (
     Array,
     Tracer,
+    float0_value,
     is_jax_type,
 )
 from jaxlite.dispatch import jit
@@ -499,7 +500,7 @@ def _unflatten_keys(_, children):
     if getattr(data, "dtype", None) == dtypes.float0:
         # The tangent or cotangent of keys (grad with allow_int=True, vjp): as in JAX,
         # a float0 array of the keys' shape, not keys.
-        return Array(np.zeros(np.shape(data)[:-1], dtypes.float0))
+        return float0_value(np.shape(data)[:-1])
     return PRNGKeyArray(data)
 
 

@@ -38,7 +38,8 @@ from jaxlite.backend.lowering import (  # noqa: F401  (re-exported)
     inline,
     lowering_rules,
 )
-from jaxlite.core import ClosedJaxpr, Literal, _Namer, impl_rules
+from jaxlite.core import ClosedJaxpr, Literal, impl_rules
+from jaxlite.jaxpr_printer import _Namer
 from jaxlite.util import quiet_fp, restore_fp
 
 

@@ -8,6 +8,9 @@ are given (as JAX's do), and a layout constraint leaves the values unchanged.
 
 from __future__ import annotations
 
+import numpy as np
+
+from jaxlite import tree_util
 from jaxlite.sharding import Sharding
 
 
@@ -101,9 +104,40 @@ class Format:
         return hash((self.layout, self.sharding))
 
 
+def _is_none(x):
+    return x is None
+
+
 def with_layout_constraint(x, layouts):
     """`x` constrained to `layouts` inside a compiled function: on jaxlite the
-    values are unchanged."""
+    values are unchanged. `layouts` is a `Layout` or a tree prefix of `x` with a
+    `Layout` at each leaf, checked against the values' ranks as JAX checks it."""
+    leaves, treedef = tree_util.tree_flatten(x)
+    prefix, prefix_tree = tree_util.tree_flatten(layouts, is_leaf=_is_none)
+    try:
+        subtrees = prefix_tree.flatten_up_to(x)
+    except (ValueError, TypeError) as e:
+        raise ValueError(
+            "with_layout_constraint layouts specification must be a tree prefix of "
+            f"the corresponding value; got {layouts!r} for a value of structure "
+            f"{treedef}"
+        ) from e
+    per_leaf = []
+    for layout, sub in zip(prefix, subtrees, strict=True):
+        per_leaf += [layout] * tree_util.tree_structure(sub).num_leaves
+    if not all(isinstance(layout, Layout) for layout in per_leaf):
+        raise ValueError(
+            "layouts passed to `with_layout_constraint` must be of type `Layout`. "
+            f"Got {[type(layout) for layout in per_leaf]}"
+        )
+    for leaf, layout in zip(leaves, per_leaf, strict=True):
+        try:
+            layout.check_compatible_aval(np.shape(leaf))
+        except ValueError as e:
+            raise ValueError(
+                "One of with_layout_constraint arguments is incompatible with its "
+                f"layout annotation {layout}: {e}"
+            ) from None
     return x
 
 

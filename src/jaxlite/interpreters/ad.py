@@ -32,6 +32,7 @@ from jaxlite.core import (
     abstract_eval_rules,
     current_trace,
     eval_jaxpr,
+    float0_value,
     get_aval,
     impl_rules,
     jaxpr_as_fun,
@@ -94,7 +95,7 @@ def tangent_aval(aval):
 def zeros_like_aval(aval):
     """Zeros of type `aval` (weak type included); staged under a jaxpr trace."""
     if aval.dtype == dtypes.float0:
-        return Array(np.zeros(aval.shape, dtypes.float0))
+        return float0_value(aval.shape)
     return full_like_aval(aval, 0)
 
 

@@ -46,8 +46,9 @@ from jaxlite.core import (
     get_aval,
     join_effects,
     set_current_trace,
+    shaped_abstractify,
 )
-from jaxlite.errors import UnexpectedTracerError
+from jaxlite.errors import UnexpectedTracerError, jax_array_abstractification_error
 from jaxlite.util import fun_sourceinfo, safe_zip
 
 
@@ -159,6 +160,8 @@ class DynamicJaxprTrace(Trace):
             if not v.shape:
                 return Literal(Array(v[()]), ShapedArray((), v.dtype))
             return self._constvar(Array(v), ShapedArray(v.shape, v.dtype))
+        if getattr(x, "__jax_array__", None) is not None:
+            raise jax_array_abstractification_error()
         raise TypeError(f"Value {x!r} of type {t} is not a valid JAX type")
 
     def _is_ancestor(self, trace):
@@ -305,22 +308,12 @@ def convert_closure(args, params):
 
 
 def abstractify(x) -> ShapedArray:
-    """The aval of a jit argument, with a clear TypeError for non-JAX values."""
+    """The aval of a jit argument (`core.shaped_abstractify`: arrays, scalars,
+    ShapeDtypeStructs and duck-typed objects with `.shape` and `.dtype`), with a clear
+    TypeError for anything else."""
     if isinstance(x, (Tracer, Array)):
         return x.aval
-    if isinstance(getattr(x, "aval", None), ShapedArray):  # jax.ShapeDtypeStruct
-        return x.aval
-    if type(x) in (int, float, bool, complex) or isinstance(
-        x, (np.ndarray, np.generic)
-    ):
-        dtype, weak = dtypes.dtype_and_weak(x)
-        if not dtypes._is_supported(dtype):  # object, string, datetime, structured
-            raise TypeError(
-                f"Dtype {dtype} is not a valid JAX array type. Only arrays of numeric "
-                "types are supported by JAX."
-            )
-        return ShapedArray(np.shape(x), dtype, weak)
-    raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
+    return shaped_abstractify(x)
 
 
 # ----------------------------------------------------------------------------------------

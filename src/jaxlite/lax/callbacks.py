@@ -3,14 +3,17 @@
 In jaxlite the host *is* the device, so a callback is just a Python call. Eagerly the
 public functions call the user's function directly; under `jit` the NumPy backend
 writes one line per callback equation that calls a small "host function" built once at
-lowering time. That host function hands the user read-only NumPy arrays sharing memory
-with jaxlite's buffers (no copies), makes the eval trace current while the user's code
-runs (so the callback may itself call jaxlite), checks the result against the declared
-`result_shape_dtypes` (pytree structure, shapes, dtypes, 64-bit values canonicalised)
-and returns values that no one else can write: an Array the callback returns, or one of
-its arguments or a read-only view of one, is used as it is; any other array is copied,
-since the callback may keep it and write it later. An exception raised by the user's function
-propagates unchanged, with a note naming the callback.
+lowering time. That host function hands the user jaxlite Arrays, as JAX does, wrapping
+jaxlite's own buffers (no copies: `np.asarray` of one is a read-only view), makes the
+eval trace current while the user's code runs (so the callback may itself call
+jaxlite), checks the result as JAX does (the flattened leaves against those of the
+declared `result_shape_dtypes`: their number, shapes and dtypes, 64-bit values
+canonicalised) and returns values that no one else can write: an Array the callback
+returns, or one of its arguments or a read-only view of one, is used as it is; any other
+array is copied, since the callback may keep it and write it later. An exception raised
+by the user's function reaches the caller as one that is both a `JaxRuntimeError` (what
+JAX raises) and an instance of its own type, with the original as its cause
+(`errors.callback_error`), eagerly and under jit alike.
 
 The four primitives differ in their effects, and hence in what the transformations may
 do with them: `pure_callback` has none (dead-code elimination removes an unused one;
@@ -36,7 +39,7 @@ import warnings
 import numpy as np
 
 from jaxlite import dtypes, effects, errors, tree_util
-from jaxlite.array import owned_buffer
+from jaxlite.array import from_host, owned_buffer
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.loops import host_call_primitives, subjaxprs
 from jaxlite.backend.native import native_rules
@@ -115,18 +118,6 @@ VECTORIZED_DEPRECATION = (
 # Values crossing the host boundary
 
 
-def _readonly(v):
-    """`v` as a read-only NumPy value sharing its memory.
-
-    Buffers inside jaxlite are immutable by contract (see `array.py`), so an array's
-    write flag is cleared in place, once (the next call only reads the flag); NumPy
-    scalars are immutable already and pass as they are.
-    """
-    if type(v) is np.ndarray and v.flags.writeable:
-        v.flags.writeable = False
-    return v
-
-
 def _is_jax_value(x):
     t = type(x)
     if t is Array or isinstance(x, Tracer):
@@ -138,19 +129,18 @@ def _is_jax_value(x):
     return False
 
 
+def _eager_arg(x):
+    """The Array an eagerly called callback receives for a leaf: an Array argument
+    itself (strongly typed, as JAX passes it), anything else converted as `jit` would
+    (a NumPy array of the caller's is copied: it is not jaxlite's to share)."""
+    if type(x) is Array:
+        return Array(x._value) if x.weak_type else x
+    return from_host(x)
+
+
 def _eager_value(x):
-    """The read-only NumPy value an eagerly called callback receives for a leaf."""
-    t = type(x)
-    if t is Array:
-        return _readonly(x._value)
-    if t is np.ndarray:
-        dt = dtypes.canonicalize_dtype(x.dtype)
-        if dt != x.dtype:
-            return _readonly(x.astype(dt))
-        v = x.view()  # the user's own array keeps its write flag
-        v.flags.writeable = False
-        return v
-    return _readonly(dtypes.coerce_to_array(x))
+    """The buffer of `_eager_arg(x)`, for host functions (which wrap it as an Array)."""
+    return x._value if type(x) is Array else from_host(x)._value
 
 
 def _check_args(leaves, what):
@@ -175,9 +165,11 @@ def _fn_name(fn):
     return name if name is not None else _masked_repr(fn)
 
 
-def _add_note(e, fn, what):
-    e.add_note(
-        f"(raised in the host function {_fn_name(fn)}, called by jaxlite.{what})"
+def _host_error(e, fn, what):
+    """The exception to raise for `e`, raised by the host function `fn` (see
+    `errors.callback_error`): a JaxRuntimeError that is also a `type(e)`."""
+    return errors.callback_error(
+        e, f"(raised in the host function {_fn_name(fn)}, called by jaxlite.{what})"
     )
 
 
@@ -257,13 +249,20 @@ def _declared_pytree(result_tree, result_avals):
     return tree_util.tree_unflatten(result_tree, sds)
 
 
-def _result_error(msg, cb, result_avals):
-    # JAX's class for it (a RuntimeError), raised directly: no XLA wrapping to undo.
+def _result_error(msg, cb, result_avals, leaf=None):
+    """JAX's error for a result that does not match `result_shape_dtypes` (a
+    JaxRuntimeError, with JAX's phrase), naming the host function and the first
+    mismatching leaf `leaf` (its index among the declared leaves)."""
     declared = _declared_pytree(cb.result_tree, result_avals)
+    where = ""
+    if leaf is not None and cb.result_tree.num_leaves > 1:
+        path, _ = tree_util.tree_flatten_with_path(declared)[0][leaf]
+        leaf_name = f"result_shape_dtypes{tree_util.keystr(path)}"
+        where = f" The first mismatching leaf is {leaf_name}."
     return errors.JaxRuntimeError(
-        f"{msg}\nThe host function {_fn_name(cb.callback_func)} called by "
-        f"jaxlite.{cb.what} returned a value that does not match its declared "
-        f"result_shape_dtypes {declared!r}."
+        f"{errors.CALLBACK_ERROR_PREFIX}{msg}\nThe host function "
+        f"{_fn_name(cb.callback_func)} called by jaxlite.{cb.what} returned a value "
+        f"that does not match its declared result_shape_dtypes {declared!r}.{where}"
     )
 
 
@@ -285,23 +284,21 @@ def _as_result_leaf(r):
 
 def _check_result(cb, result_avals, result, args=()):
     """The flat, checked outputs of a callback that returned `result` when called on
-    `args` (jaxlite's buffers: a result viewing them is not copied)."""
+    `args` (jaxlite's buffers: a result viewing them is not copied).
+
+    As in JAX, the result's leaves are compared with the declared ones (their number,
+    then each shape and dtype): the pytree structure itself is not (a list for a
+    declared tuple, a namedtuple for a pair are fine). A wrong number of leaves is
+    explained with the first place where the structures differ.
+    """
     leaves, tree = tree_util.tree_flatten(result)
-    diff = None
-    if tree != cb.result_tree:
-        diff = _structure_difference(cb.result_tree, tree)
     if len(leaves) != len(result_avals):
+        diff = _structure_difference(cb.result_tree, tree)
         msg = (
             "Mismatched number of outputs from callback. Expected: "
             f"{len(result_avals)}, Actual: {len(leaves)}"
         )
         raise _result_error(msg + (f" ({diff})" if diff else ""), cb, result_avals)
-    if diff is not None:
-        raise _result_error(
-            f"Mismatched pytree structure of the outputs from callback: {diff}",
-            cb,
-            result_avals,
-        )
     outs = []
     for i, (r, aval) in enumerate(zip(leaves, result_avals)):
         v = _as_result_leaf(r)
@@ -311,6 +308,7 @@ def _check_result(cb, result_avals, result, args=()):
                 f"{aval.shape}, Actual: {v.shape}",
                 cb,
                 result_avals,
+                i,
             )
         if v.dtype != aval.dtype:
             raise _result_error(
@@ -318,18 +316,23 @@ def _check_result(cb, result_avals, result, args=()):
                 f"{aval.dtype}, Actual: {v.dtype}",
                 cb,
                 result_avals,
+                i,
             )
         outs.append(v if type(r) is Array else owned_buffer(v, r, args))
     return outs
 
 
 def _fast_result(r, aval, args):
-    """`r` (or its copy, see `owned_buffer`) if it is already a NumPy value of `aval`'s
-    shape and dtype, else None."""
+    """`r` (or its copy, see `owned_buffer`) if it is already a NumPy value or an
+    Array of `aval`'s shape and dtype, else None."""
     t = type(r)
     if t is np.ndarray:
         if r.shape == aval.shape and r.dtype == aval.dtype:
             return owned_buffer(r, r, args)
+    elif t is Array:
+        v = r._value
+        if v.shape == aval.shape and v.dtype == aval.dtype:
+            return v
     elif t is aval.dtype.type and not aval.shape:
         return r
     return None
@@ -337,7 +340,7 @@ def _fast_result(r, aval, args):
 
 def _result_checker(cb, result_avals):
     """`check(result, args) -> list of outputs`, with a fast path for one array
-    (`args`: the values the callback was called on)."""
+    (`args`: the buffers the callback was called on)."""
     if len(result_avals) == 1 and cb.result_tree.num_nodes == 1:
         (aval,) = result_avals
         shape, dtype = aval.shape, aval.dtype
@@ -348,6 +351,10 @@ def _result_checker(cb, result_avals):
             if t is np.ndarray:
                 if r.shape == shape and r.dtype == dtype:
                     return [owned_buffer(r, r, args)]
+            elif t is Array:
+                v = r._value
+                if v.shape == shape and v.dtype == dtype:
+                    return [v]
             elif t is scalar_type:
                 return [r]
             return _check_result(cb, result_avals, r, args)
@@ -439,6 +446,8 @@ def _merge_static(vals, static_args):
 
 
 def _build_host_fn(cb, result_avals):
+    """The host function of a callback equation: NumPy values (jaxlite's buffers) in,
+    checked NumPy values out. The user's function receives them as Arrays."""
     fn = cb.callback_func
     what = cb.what
     positional = cb._positional
@@ -446,33 +455,31 @@ def _build_host_fn(cb, result_avals):
 
     # The user's function runs under NumPy's default floating-point warnings (see
     # `util.default_fp`), not the quiet state of the compiled code calling it.
-    def call_in_eval_trace(vals):
+    def call_in_eval_trace(args):
         with set_current_trace(eval_trace):
             token = default_fp()
             try:
-                return cb.call(vals)
+                return cb.call(args)
             except BaseException as e:
-                _add_note(e, fn, what)
-                raise
+                raise _host_error(e, fn, what)  # noqa: B904 (its cause is e)
             finally:
                 restore_fp(token)
 
     if check is None:  # debug callbacks: the result is ignored
 
         def host_debug(*vals):
-            vals = [_readonly(v) for v in vals]
+            args = [Array(v) for v in vals]
             if _state.trace is not eval_trace:
-                call_in_eval_trace(vals)
+                call_in_eval_trace(args)
                 return []
             token = default_fp()
             try:
                 if positional:
-                    fn(*vals)
+                    fn(*args)
                 else:
-                    cb.call(vals)
+                    cb.call(args)
             except BaseException as e:
-                _add_note(e, fn, what)
-                raise
+                raise _host_error(e, fn, what)  # noqa: B904 (its cause is e)
             finally:
                 restore_fp(token)
             return []
@@ -482,16 +489,13 @@ def _build_host_fn(cb, result_avals):
     if positional and cb.in_tree.num_leaves == 1:
 
         def host_one(v):
-            if type(v) is np.ndarray and v.flags.writeable:
-                v.flags.writeable = False
             if _state.trace is not eval_trace:
-                return check(call_in_eval_trace([v]), (v,))
+                return check(call_in_eval_trace([Array(v)]), (v,))
             token = default_fp()
             try:
-                r = fn(v)
+                r = fn(Array(v))
             except BaseException as e:
-                _add_note(e, fn, what)
-                raise
+                raise _host_error(e, fn, what)  # noqa: B904 (its cause is e)
             finally:
                 restore_fp(token)
             return check(r, (v,))
@@ -499,15 +503,14 @@ def _build_host_fn(cb, result_avals):
         return host_one
 
     def host(*vals):
-        vals = [_readonly(v) for v in vals]
+        args = [Array(v) for v in vals]
         if _state.trace is not eval_trace:
-            return check(call_in_eval_trace(vals), vals)
+            return check(call_in_eval_trace(args), vals)
         token = default_fp()
         try:
-            r = fn(*vals) if positional else cb.call(vals)
+            r = fn(*args) if positional else cb.call(args)
         except BaseException as e:
-            _add_note(e, fn, what)
-            raise
+            raise _host_error(e, fn, what)  # noqa: B904 (its cause is e)
         finally:
             restore_fp(token)
         return check(r, vals)
@@ -550,7 +553,6 @@ def _build_sequential(seq, result_avals):
     one_arg = batched == (True,)
 
     def host_sequential(*vals):
-        vals = [_readonly(v) for v in vals]  # and so are their slices
         outs = [np.empty(shape, dtype) for shape, dtype in specs]
         i = 0
         try:
@@ -841,7 +843,7 @@ def _format_and_write(pc, vals):
     if _state.trace is not eval_trace:  # `{x[0]}` indexes an Array: eagerly
         with set_current_trace(eval_trace):
             return _format_and_write(pc, vals)
-    leaves = _merge_static([_PrintArray(_readonly(v)) for v in vals], pc.static_args)
+    leaves = _merge_static([_PrintArray(v) for v in vals], pc.static_args)
     args, kwargs = tree_util.tree_unflatten(pc.in_tree, leaves)
     try:
         if pc.has_placeholders:
@@ -854,8 +856,8 @@ def _format_and_write(pc, vals):
         else:
             msg = " ".join((pc.fmt, *(str(a) for a in args)))
     except BaseException as e:
-        e.add_note(f"(raised while formatting jaxlite.debug.print({pc.fmt!r}, ...))")
-        raise
+        note = f"(raised while formatting jaxlite.debug.print({pc.fmt!r}, ...))"
+        raise errors.callback_error(e, note)  # noqa: B904 (its cause is e)
     if pc.logging_record is not None:
         _log(pc.logging_record, msg)
         return
@@ -986,16 +988,14 @@ def _flatten_args(args, kwargs):
 
 def _call_eagerly(cb, result_avals, leaves):
     """Run a callback right away (the eval trace is current): call the user's function
-    on read-only NumPy values and wrap its checked, owned results as Arrays."""
-    vals = [_eager_value(x) for x in leaves]
+    on Arrays and wrap its checked, owned results as Arrays."""
+    args = [_eager_arg(x) for x in leaves]
     try:
-        r = cb.callback_func(*vals) if cb._positional else cb.call(vals)
+        r = cb.callback_func(*args) if cb._positional else cb.call(args)
     except BaseException as e:
-        _add_note(e, cb.callback_func, cb.what)
-        raise
-    # The buffers of Array arguments are jaxlite's: a result viewing them stays a view.
-    # A NumPy argument arrives as a view of the caller's array, which is not.
-    private = [v for x, v in zip(leaves, vals) if type(x) is Array]
+        raise _host_error(e, cb.callback_func, cb.what)  # noqa: B904
+    # Every argument is jaxlite's own buffer: a result viewing one stays a view.
+    private = [a._value for a in args]
     if len(result_avals) == 1 and cb.result_tree is _LEAF_TREE:
         out = _fast_result(r, result_avals[0], private)
         if out is not None:
@@ -1043,12 +1043,14 @@ def pure_callback(
 ):
     """Call the pure Python function `callback(*args, **kwargs)` from jaxlite code.
 
-    `callback` receives read-only NumPy arrays (sharing memory with jaxlite's buffers)
-    and must return arrays matching `result_shape_dtypes` (a pytree of
+    `callback` receives jaxlite Arrays (sharing memory with jaxlite's buffers: NumPy
+    and SciPy functions take them without copies) and must return arrays whose
+    flattened leaves match those of `result_shape_dtypes` (a pytree of
     `ShapeDtypeStruct`-like values). It must be pure: an unused call may be removed,
     and `vmap_method` says how `vmap` runs it ("sequential", "sequential_unrolled",
     "expand_dims", "broadcast_all" or "legacy_vectorized"). Differentiating through it
-    needs `custom_jvp`/`custom_vjp`.
+    needs `custom_jvp`/`custom_vjp`. An exception it raises reaches the caller as a
+    `JaxRuntimeError` that is also of its own type (`except ValueError` works).
     """
     if vectorized is not _NOT_GIVEN:
         if vmap_method is not None:

@@ -152,7 +152,13 @@ def switch(index, branches, *operands, operand=_no_operand):
     index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
     if config.disable_jit and cf.is_concrete(index):
         return branches[int(index)](*operands)
+    return switch_traced(index, branches, operands)
 
+
+def switch_traced(index, branches, operands):
+    """Trace every branch and bind `cond` on `index` (an int32 scalar in range, as
+    checked and clamped by `switch`; `lax.platform_dependent` passes its platform
+    index)."""
     leaves, in_tree = cf.flatten_operands(operands)
     avals = [get_aval(x) for x in leaves]
     traced = [cf.trace_body(b, "switch", in_tree, avals) for b in branches]

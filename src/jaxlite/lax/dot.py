@@ -359,6 +359,8 @@ def _compute_dtype(in_dtype, out_dtype):
     )
     dtype = out_dtype if wider else in_dtype
     if dtype not in _MATMUL_DTYPES:
+        if dtypes.is_int(dtype):  # int4 and the like: wide, then wrapped as XLA
+            return np.dtype(np.int64)
         return np.dtype(np.float32)
     return dtype
 

@@ -1094,6 +1094,8 @@ def convert_value(x, dtype):
     dtype = np.dtype(dtype)
     if x.dtype == dtype:
         return x[()] if x.ndim == 0 else x
+    if x.dtype == dtypes.float0:  # its one value is zero
+        x = np.zeros(x.shape, np.bool_)
     if np.issubdtype(x.dtype, np.complexfloating) and not np.issubdtype(
         dtype, np.complexfloating
     ):
@@ -1101,8 +1103,8 @@ def convert_value(x, dtype):
         # tests `x != 0` itself)
     if dtype == np.bool_:
         return (x != 0)[()]
-    if np.issubdtype(dtype, np.integer) and dtypes.issubdtype(x.dtype, np.floating):
-        info = np.iinfo(dtype)
+    if dtypes.issubdtype(dtype, np.integer) and dtypes.issubdtype(x.dtype, np.floating):
+        info = dtypes.iinfo(dtype)
         wide = x.astype(np.float64)
         wide = np.where(np.isnan(wide), 0, np.clip(wide, info.min, info.max))
         out = np.where(wide >= 2.0**63, info.max, wide).astype(dtype)

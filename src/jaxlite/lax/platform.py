@@ -1,8 +1,12 @@
 """Platform choice, composites, single-device sharding casts and dot-algorithm names.
 
-- `platform_dependent(*args, cpu=..., default=...)` picks the branch for jaxlite's one
-  platform ("cpu"), else `default`, and calls it (traced inline: there is no other
-  platform to lower for).
+- `platform_dependent(*args, cpu=..., tpu=..., default=...)` stages the choice as JAX
+  does: a `platform_index` equation (which branch runs on the platform the code is
+  lowered for) and a `cond` over every branch, so all branches are traced and the
+  choice composes with `vmap` and `grad` like any `switch`. Eagerly the index is known
+  at once and only the chosen branch runs. jaxlite lowers for one platform, "cpu":
+  `platform_index` compiles to the constant index of the "cpu" branch (else the
+  default), and fails there, as in JAX, when there is neither.
 - `composite(decomposition, name)` wraps a function that XLA may replace by a named
   kernel; jaxlite has no such kernels, so calling it calls the decomposition.
 - `pcast` and `pbroadcast` change only the "varying manual axes" type of a value inside
@@ -20,8 +24,23 @@ import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from jaxlite import tree_util
+from jaxlite.backend import lowering_rules
+from jaxlite.backend.lowering import expansion_rules
+from jaxlite.backend.native import native_rules
+from jaxlite.core import (
+    Primitive,
+    ShapedArray,
+    abstract_eval_rules,
+    impl_rules,
+    is_concrete,
+    no_effects,
+)
 from jaxlite.interpreters.batching import axis_exists
+from jaxlite.interpreters.partial_eval import trace_to_jaxpr
+from jaxlite.lax.conditionals import switch_traced
 from jaxlite.lax.dot import Precision
 
 __all__ = [
@@ -35,18 +54,93 @@ __all__ = [
     "pbroadcast",
     "pcast",
     "platform_dependent",
+    "platform_index_p",
 ]
+
+PLATFORM = "cpu"  # the one platform jaxlite lowers for
 
 
 def platform_dependent(*args, default=None, **per_platform):
-    """Call `per_platform["cpu"](*args)`, or `default(*args)` when there is none."""
-    fun = per_platform.get("cpu", default)
-    if fun is None:
+    """`per_platform[platform](*args)` for the platform the code runs on (jaxlite's
+    is "cpu"), or `default(*args)` when it has no branch. Identical branches are
+    joined; under a transformation every branch is traced (see the module
+    docstring)."""
+    branches, platforms = [], []
+    for name, branch in per_platform.items():
+        if not callable(branch):
+            raise TypeError(
+                f"lax.platform_dependent: the '{name}' branch must be a callable."
+            )
+        if name == "gpu":
+            raise ValueError("Use 'cuda' or 'rocm' for lax.platform_dependent.")
+        for i, b in enumerate(branches):
+            if b == branch:
+                platforms[i].append(name)
+                break
+        else:
+            branches.append(branch)
+            platforms.append([name])
+    branches_platforms = tuple(tuple(ps) for ps in platforms)
+    if default is not None:
+        if not callable(default):
+            raise TypeError(
+                "lax.platform_dependent: the 'default' branch must be a callable."
+            )
+        branches.append(default)
+        branches_platforms += (None,)
+    index = platform_index_p.bind(platforms=branches_platforms)
+    if is_concrete(index):
+        return branches[int(index)](*args)
+    return switch_traced(index, branches, args)
+
+
+# ----------------------------------------------------------------------------------------
+# platform_index: which of `platforms` (a tuple of tuples of platform names, None for
+# the default) holds the platform the code is lowered for.
+
+
+def _platform_index(platforms):
+    default = None
+    for i, names in enumerate(platforms):
+        if names is None:
+            default = i
+        elif PLATFORM in names:
+            return i
+    if default is None:
         raise NotImplementedError(
-            "platform_dependent: no branch for platform 'cpu' and no default; pass "
-            "cpu=... or default=..."
+            f"lax.platform_dependent has no branch for the platform {PLATFORM!r} "
+            f"(the branches are for {[p for ps in platforms for p in ps]}) and no "
+            f"default: jaxlite runs on {PLATFORM!r}. Add {PLATFORM}=... or "
+            "default=... ."
         )
-    return fun(*args)
+    return default
+
+
+def _platform_index_impl(*, platforms):
+    return [np.int32(_platform_index(platforms))]
+
+
+def _platform_index_abstract(*, platforms):
+    return [ShapedArray((), np.int32)], no_effects
+
+
+def _platform_index_lowering(ctx, *, platforms):
+    index = np.int32(_platform_index(platforms))
+    return ctx.add_global(index, "platform_index")
+
+
+def _platform_index_expansion(avals_in, *, platforms):
+    index = np.int32(_platform_index(platforms))
+    return trace_to_jaxpr(lambda: [index], [])
+
+
+# No operands: no JVP or batching rule is ever consulted (the traces bind it as is).
+platform_index_p = Primitive("platform_index")
+impl_rules[platform_index_p] = _platform_index_impl
+abstract_eval_rules[platform_index_p] = _platform_index_abstract
+lowering_rules[platform_index_p] = _platform_index_lowering
+expansion_rules[platform_index_p] = _platform_index_expansion  # for the native op
+native_rules[platform_index_p] = "expand"
 
 
 def composite(decomposition, name, version=0):

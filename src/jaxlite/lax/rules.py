@@ -18,6 +18,7 @@ from jaxlite import dtypes
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import ShapedArray, abstract_eval_rules, impl_rules, no_effects
+from jaxlite.errors import float0_operation_error
 
 # Dtype kinds accepted by elementwise primitives, named as in JAX's error messages.
 BOOL = ("bool",)
@@ -46,7 +47,7 @@ def _kind_of(dtype):
     if dtypes.issubdtype(dtype, np.floating):
         return "floating"
     for kind in ("signedinteger", "unsignedinteger", "complexfloating"):
-        if np.issubdtype(dtype, _KIND_CLASSES[kind]):
+        if dtypes.issubdtype(dtype, _KIND_CLASSES[kind]):  # int4, ... included
             return kind
     return "other"
 
@@ -87,6 +88,8 @@ _NAMED_CLASSES = {
 
 def check_dtype(name, dtype, kinds):
     if _kind_of(dtype) not in kinds:
+        if dtype == dtypes.float0:
+            raise float0_operation_error(name)
         raise TypeError(
             f"{name} does not accept dtype {np.dtype(dtype).name}. "
             f"Accepted dtypes are subtypes of {kind_names(kinds)}."
@@ -99,6 +102,8 @@ def check_operand_dtypes(name, avals, kinds):
     per_position = kinds if isinstance(kinds, list) else [kinds] * len(avals)
     for i, (aval, ok) in enumerate(zip(avals, per_position)):
         if _kind_of(aval.dtype) not in ok:
+            if aval.dtype == dtypes.float0:
+                raise float0_operation_error(name, i)
             raise TypeError(
                 f"{name} does not accept dtype {np.dtype(aval.dtype).name} at position "
                 f"{i}. Accepted dtypes at position {i} are subtypes of "

@@ -19,19 +19,36 @@ def _is_operand(x):
     )
 
 
+def _operand(other):
+    """`other` as an operand of an operator, converted if it has `__jax_array__` (as
+    JAX's operators do); None if it is no operand (the operator then returns
+    NotImplemented)."""
+    if _is_operand(other):
+        return other
+    convert = getattr(other, "__jax_array__", None)
+    if convert is None:
+        return None
+    other = convert()
+    return other if _is_operand(other) else None
+
+
 def _binop(fun, swap=False):
     if swap:
 
         def method(self, other):
             if not _is_operand(other):
-                return NotImplemented
+                other = _operand(other)
+                if other is None:
+                    return NotImplemented
             return fun(other, self)
 
     else:
 
         def method(self, other):
             if not _is_operand(other):
-                return NotImplemented
+                other = _operand(other)
+                if other is None:
+                    return NotImplemented
             return fun(self, other)
 
     return method

@@ -19,10 +19,10 @@ import numpy as np
 
 from jaxlite import dtypes, lax
 from jaxlite.array import owned_buffer
-from jaxlite.core import Array, Tracer, concrete_or_error
+from jaxlite.core import Array, Tracer, concrete_or_error, float0_value
 from jaxlite.eager_jit import eager_jit
 from jaxlite.lax.structural import canonicalize_shape, copy_p, operand
-from jaxlite.numpy.ufuncs import check_arraylike
+from jaxlite.numpy.ufuncs import check_arraylike, ensure_arraylike, jax_array_value
 
 __all__ = [
     "arange",
@@ -106,6 +106,8 @@ def _array(object, dtype, copy, order, ndmin, fun_name):  # noqa: A002
         out = object if dtype is None else lax.convert_element_type(object, dtype)
         if copy and out is object:
             out = copy_p.bind(object)
+    elif dtype is None and getattr(object, "dtype", None) == dtypes.float0:
+        out = float0_value(np.shape(object))  # as JAX: float0s stay NumPy arrays
     elif type(object) is Array:
         if dtype is None:
             out = Array(object._value, object.weak_type)
@@ -129,7 +131,7 @@ def _array(object, dtype, copy, order, ndmin, fun_name):  # noqa: A002
 
 def _coerce(value, dtype):
     arr = np.asarray(value)
-    if arr.dtype.kind not in "biufc" and arr.dtype != dtypes.bfloat16:
+    if not dtypes._is_supported(arr.dtype) or arr.dtype == dtypes.float0:
         raise TypeError(
             f"Value {value!r} with dtype {arr.dtype} is not a valid JAX array type. "
             "Only arrays of numeric types are supported by JAX."
@@ -197,7 +199,7 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=N
 
 def astype(x, dtype, /, *, copy=False, device=None):
     """`x` converted to `dtype` (the array API spelling of `x.astype(dtype)`)."""
-    check_arraylike("astype", x)
+    x = ensure_arraylike("astype", x)
     if dtype is None:
         dtype = dtypes.default_float_dtype()
     dtype = dtypes.check_user_dtype_supported(dtype, "astype")
@@ -225,7 +227,7 @@ def astype(x, dtype, /, *, copy=False, device=None):
 
 def copy(a, order=None):
     """A copy of `a` (under a trace, a `copy` equation, as in JAX)."""
-    check_arraylike("copy", a)
+    a = ensure_arraylike("copy", a)
     return array(a, copy=True, order=order)
 
 
@@ -265,6 +267,7 @@ def full(shape, fill_value, dtype=None, *, device=None):
 
 
 def _like(a, fill_value, dtype, shape, fun_name):
+    a = jax_array_value(a)
     if dtype is not None:
         dtype = dtypes.check_user_dtype_supported(dtype, fun_name)
     return lax.full_like(a, fill_value, dtype, shape)
@@ -283,6 +286,7 @@ def empty_like(a, dtype=None, shape=None, *, device=None):
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
+    a = jax_array_value(a)
     check_arraylike("full_like", fill_value)
     if np.ndim(fill_value) == 0:
         return _like(a, fill_value, dtype, shape, "full_like")
@@ -477,6 +481,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """Coordinate arrays of the grid spanned by the 1-D arrays `xi` ('xy' indexing
     swaps the first two output axes, as for plotting)."""
+    xi = [jax_array_value(x) for x in xi]
     check_arraylike("meshgrid", *xi)
     if indexing not in ("xy", "ij"):
         raise ValueError(f"Valid values for indexing are 'xy' and 'ij', got {indexing}")
@@ -655,8 +660,7 @@ def _axis(axis, ndim):
 def diag(v, k=0):
     """The k-th diagonal of a 2-D `v`, or the square matrix with a 1-D `v` on its k-th
     diagonal."""
-    check_arraylike("diag", v)
-    x = operand(v)
+    x = operand(ensure_arraylike("diag", v))
     k = operator.index(k)
     if np.ndim(x) == 2:
         return diagonal(x, k)

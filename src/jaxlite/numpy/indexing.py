@@ -36,7 +36,7 @@ from jaxlite.lax import elementwise as ew
 from jaxlite.lax.indexing import GatherScatterMode, normalize_index
 from jaxlite.numpy import ufuncs
 from jaxlite.numpy.creation import asarray
-from jaxlite.numpy.ufuncs import check_arraylike, promote_dtypes
+from jaxlite.numpy.ufuncs import check_arraylike, ensure_arraylike, promote_dtypes
 from jaxlite.util import canonicalize_axis
 
 __all__ = [
@@ -648,8 +648,7 @@ def _scatter_update(
         info = np.iinfo(dtype)
         y = asarray(y, dtype=dtype) if info.min <= y <= info.max else asarray(y)
     else:
-        check_arraylike("scatter", y)
-        y = asarray(y)
+        y = asarray(ensure_arraylike("scatter", y))
     if y.dtype != dtype and not _safe_to_cast(y, dtype):
         warnings.warn(
             "scatter inputs have incompatible types: cannot safely cast value from "
@@ -991,8 +990,7 @@ def nonzero(a, *, size=None, fill_value=None):
     """Indices of the nonzero elements, one array per dimension. Under a
     transformation pass a static `size`: the result is truncated or padded with
     `fill_value` (default 0; a scalar or one value per dimension)."""
-    check_arraylike("nonzero", a)
-    a = asarray(a)
+    a = asarray(ensure_arraylike("nonzero", a))
     ndim = np.ndim(a)
     if ndim == 0:
         raise ValueError(
@@ -1090,8 +1088,7 @@ def flatnonzero(a, *, size=None, fill_value=None):
 
 def argwhere(a, *, size=None, fill_value=None):
     """Coordinates of the nonzero elements, one row each: shape (count, ndim)."""
-    check_arraylike("argwhere", a)
-    a = asarray(a)
+    a = asarray(ensure_arraylike("argwhere", a))
     ndim = np.ndim(a)
     parts = nonzero(
         a if ndim else lax.reshape(a, (1,)), size=size, fill_value=fill_value

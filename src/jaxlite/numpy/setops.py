@@ -25,7 +25,7 @@ import numpy as np
 from jaxlite import dtypes, lax
 from jaxlite.core import Tracer, concrete_or_error
 from jaxlite.numpy.creation import asarray
-from jaxlite.numpy.ufuncs import check_arraylike, promote_dtypes
+from jaxlite.numpy.ufuncs import check_arraylike, ensure_arraylike, promote_dtypes
 from jaxlite.util import canonicalize_axis
 
 __all__ = [
@@ -202,8 +202,7 @@ def unique(
     `fill_value`, by default the smallest value; indices with the first one's index;
     counts with 0), which works under jit.
     """
-    check_arraylike("unique", ar)
-    arr = asarray(ar)
+    arr = asarray(ensure_arraylike("unique", ar))
     if size is None and isinstance(arr, Tracer):
         # JAX asks for the input itself to be concrete (its error names ar's type).
         concrete_or_error(np.asarray, arr, _size_context("unique"))

@@ -27,7 +27,12 @@ from jaxlite.core import Array, Tracer, concrete_or_error
 from jaxlite.eager_jit import eager_jit
 from jaxlite.lax.indexing import slice as lax_slice
 from jaxlite.lax.structural import canonicalize_shape, operand
-from jaxlite.numpy.ufuncs import check_arraylike, promote_dtypes
+from jaxlite.numpy.ufuncs import (
+    check_arraylike,
+    ensure_arraylike,
+    jax_array_value,
+    promote_dtypes,
+)
 
 __all__ = [
     "append",
@@ -79,8 +84,7 @@ __all__ = [
 
 
 def _asarray(fun_name, a):
-    check_arraylike(fun_name, a)
-    return operand(a)
+    return operand(ensure_arraylike(fun_name, a))
 
 
 def _axis(axis, ndim):
@@ -203,18 +207,21 @@ def _warn_not_arraylike(fun_name, a):
 
 def shape(a):
     """The shape of `a` as a tuple of ints."""
+    a = jax_array_value(a)
     _warn_not_arraylike("shape", a)
     return tuple(np.shape(a))
 
 
 def ndim(a):
     """The number of dimensions of `a`."""
+    a = jax_array_value(a)
     _warn_not_arraylike("ndim", a)
     return len(np.shape(a))
 
 
 def size(a, axis=None):
     """The number of elements of `a` (along `axis`, an int or a tuple, if given)."""
+    a = jax_array_value(a)
     _warn_not_arraylike("size", a)
     s = np.shape(a)
     if axis is None:
@@ -368,10 +375,10 @@ def squeeze(a, axis=None):
 def _sequence(fun_name, arrays):
     """The arrays of a sequence argument (an array stands for the list of its rows)."""
     if isinstance(arrays, (list, tuple)):
-        check_arraylike(fun_name, *arrays)
-        return [operand(x) for x in arrays]
-    check_arraylike(fun_name, arrays)
-    x = operand(arrays)
+        if len(arrays) == 1:
+            return [operand(ensure_arraylike(fun_name, arrays[0]))]
+        return [operand(x) for x in ensure_arraylike(fun_name, *arrays)]
+    x = operand(ensure_arraylike(fun_name, arrays))
     if not np.shape(x):
         raise TypeError(f"{fun_name}: iteration over a 0-d array")
     return unstack(x)
@@ -679,6 +686,7 @@ def _broadcast_to(x, shape):
 
 def broadcast_arrays(*args):
     """All arguments broadcast to their common shape."""
+    args = [jax_array_value(a) for a in args]
     check_arraylike("broadcast_arrays", *args)
     xs = [operand(a) for a in args]
     shapes = [np.shape(x) for x in xs]
@@ -715,7 +723,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None
     only when `total_repeat_length` fixes the output size. `total_repeat_length`, if
     given, truncates the result or extends it with copies of the last element.
     """
-    check_arraylike("repeat", a, repeats)
+    a, repeats = ensure_arraylike("repeat", a, repeats)
     x = operand(a)
     if axis is None:
         x = ravel(x)

@@ -24,6 +24,7 @@ from jaxlite import dtypes, lax
 from jaxlite.config import config
 from jaxlite.core import Array, Tracer
 from jaxlite.eager_jit import eager_jit
+from jaxlite.errors import float0_operation_error, jax_array_abstractification_error
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax.custom_derivatives import custom_jvp
 
@@ -142,6 +143,9 @@ __all__ = [
 
 
 def check_arraylike(fun_name, *args):
+    """Each argument must be an array or a scalar. An object with `__jax_array__` is
+    refused with JAX 0.10.2's ValueError (its jitted jax.numpy functions no longer
+    convert one); the functions that do convert it call `ensure_arraylike`."""
     for i, a in enumerate(args):
         # `type(a) is Array`, not isinstance: key arrays count as Arrays for users
         # (as in JAX) but are refused here.
@@ -150,6 +154,8 @@ def check_arraylike(fun_name, *args):
             or type(a) in _SCALARS
             or isinstance(a, (Tracer, np.ndarray, np.generic))
         ):
+            if getattr(a, "__jax_array__", None) is not None:
+                raise jax_array_abstractification_error()
             if dtypes.is_extended(getattr(a, "dtype", None)):
                 raise TypeError(
                     f"{fun_name} does not accept dtype {a.dtype} at position {i}. Key "
@@ -161,6 +167,23 @@ def check_arraylike(fun_name, *args):
                 f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
                 f"position {i}."
             )
+
+
+def ensure_arraylike(fun_name, *args):
+    """`args` with each object that has `__jax_array__` replaced by its array, after
+    `check_arraylike`: one value for one argument, else a tuple. As JAX's helper of
+    the same name, used by the jax.numpy functions that accept such objects."""
+    args = tuple(jax_array_value(a) for a in args)
+    check_arraylike(fun_name, *args)
+    return args[0] if len(args) == 1 else args
+
+
+def jax_array_value(x):
+    """`x.__jax_array__()` for an object with the protocol, else `x` itself."""
+    if type(x) is Array or type(x) in _SCALARS:
+        return x
+    convert = getattr(x, "__jax_array__", None)
+    return x if convert is None else convert()
 
 
 def promote_dtypes(*args):
@@ -226,14 +249,17 @@ def promote_shapes(fun_name, *args):
     ]
 
 
-def _check_operands(fun_name, args):
+def _check_operands(fun_name, args, float0_ok=False):
     """`check_arraylike`, and a Python int operand must fit the default integer type:
     JAX's ufuncs are jitted, and parse it as one (`jnp.zeros(2) * 2**40` raises
-    OverflowError where x64 is off, not only in integer arithmetic)."""
+    OverflowError where x64 is off, not only in integer arithmetic). float0 operands
+    are refused unless `float0_ok` (structural functions such as `where`)."""
     check_arraylike(fun_name, *args)
     for a in args:
         if type(a) is int:
             dtypes.check_python_int(a)
+        elif not float0_ok and getattr(a, "dtype", None) == dtypes.float0:
+            raise float0_operation_error(fun_name)
 
 
 def promote_args(fun_name, *args):
@@ -1066,7 +1092,7 @@ def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     if x is None and y is None:
         from jaxlite.numpy.indexing import nonzero
 
-        check_arraylike("where", condition)
+        condition = ensure_arraylike("where", condition)
         return nonzero(condition, size=size, fill_value=fill_value)
     if size is not None or fill_value is not None:
         raise ValueError(
@@ -1080,7 +1106,7 @@ def _where(condition, x, y):
     from jaxlite.lax.structural import operand
     from jaxlite.numpy.shape import broadcast_arrays
 
-    _check_operands("where", (condition, x, y))
+    _check_operands("where", (condition, x, y), float0_ok=True)
     x, y = promote_dtypes(x, y)
     condition, x, y = broadcast_arrays(_as_bool(operand(condition)), x, y)
     return ew.select_n_p.bind(condition, y, x)

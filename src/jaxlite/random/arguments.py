@@ -16,9 +16,10 @@ import numpy as np
 from jaxlite import dtypes, lax, prng
 from jaxlite import numpy as jnp
 from jaxlite.lax.structural import canonicalize_shape
+from jaxlite.sharding import NamedSharding, PartitionSpec, get_abstract_mesh
 
 __all__ = [
-    "check_no_sharding",
+    "check_out_sharding",
     "check_safe_cast",
     "check_shape",
     "const",
@@ -80,12 +81,25 @@ def check_safe_cast(name, dtype, *args):
         )
 
 
-def check_no_sharding(name, out_sharding):
-    """jaxlite has one CPU device: `out_sharding` may only be None."""
-    if out_sharding is not None:
-        raise NotImplementedError(
-            f"jax.random.{name}: out_sharding={out_sharding!r} is not supported by "
-            "jaxlite, which runs on a single CPU device; leave it as None."
+def check_out_sharding(name, out_sharding):
+    """A sampler's `out_sharding`, checked as JAX checks it: None, a NamedSharding,
+    or a PartitionSpec under a mesh (`jax.set_mesh`). Libraries pass the sharding of
+    the value a sample will replace (`jax.typeof(x).sharding`, replicated over the
+    empty mesh). On jaxlite's one device every such layout holds the whole array, so
+    the sample itself does not change."""
+    if out_sharding is None:
+        return
+    if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
+        raise TypeError(
+            f"`out_sharding` argument of {name} only supports instances of "
+            f"`NamedSharding` or `PartitionSpec`. Got {out_sharding} of type: "
+            f"{type(out_sharding)}"
+        )
+    if isinstance(out_sharding, PartitionSpec) and get_abstract_mesh().empty:
+        raise ValueError(
+            "Using PartitionSpec when you are not under a mesh context is not "
+            "allowed. Please pass a NamedSharding instance or enter into a mesh "
+            f"context via `jax.set_mesh`. Got {out_sharding}"
         )
 
 

@@ -23,7 +23,7 @@ from jaxlite.prng import check_prng_key
 from jaxlite.random import xla_math as xla
 from jaxlite.random.arguments import (
     UINT_DTYPES,
-    check_no_sharding,
+    check_out_sharding,
     check_safe_cast,
     check_shape,
     const,
@@ -57,7 +57,7 @@ __all__ = [
 
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=None):
     """Uniform floats in `[minval, maxval)`."""
-    check_no_sharding("uniform", out_sharding)
+    check_out_sharding("uniform", out_sharding)
     typed, _ = check_prng_key("uniform", key)
     dtype = float_dtype("uniform", dtype)
     shape = canonicalize_shape(shape)
@@ -89,7 +89,7 @@ def _uniform(key, minval, maxval, shape, dtype):
 def normal(key, shape=(), dtype=None, *, out_sharding=None):
     """Standard normal floats (complex dtypes give independent real and imaginary parts
     of variance 1/2)."""
-    check_no_sharding("normal", out_sharding)
+    check_out_sharding("normal", out_sharding)
     typed, _ = check_prng_key("normal", key)
     shape = canonicalize_shape(shape)
     dtype = float_dtype("normal", dtype, np.inexact, "a float or complex")
@@ -116,7 +116,7 @@ def _normal_real(key, shape, dtype):
 
 def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
     """Standard normal floats conditioned on `lower < x < upper`."""
-    check_no_sharding("truncated_normal", out_sharding)
+    check_out_sharding("truncated_normal", out_sharding)
     if shape is not None:
         shape = canonicalize_shape(shape)
     typed, _ = check_prng_key("truncated_normal", key)
@@ -145,7 +145,7 @@ def _truncated_normal(key, lower, upper, shape, dtype):
 
 def exponential(key, shape=(), dtype=None, *, out_sharding=None):
     """Exponential floats with rate 1: `-log(1 - u)`."""
-    check_no_sharding("exponential", out_sharding)
+    check_out_sharding("exponential", out_sharding)
     typed, _ = check_prng_key("exponential", key)
     dtype = float_dtype("exponential", dtype)
     return _exponential(typed, canonicalize_shape(shape), dtype)
@@ -160,7 +160,7 @@ def _exponential(key, shape, dtype):
 
 def laplace(key, shape=(), dtype=None, *, out_sharding=None):
     """Laplace floats with scale 1."""
-    check_no_sharding("laplace", out_sharding)
+    check_out_sharding("laplace", out_sharding)
     typed, _ = check_prng_key("laplace", key)
     dtype = float_dtype("laplace", dtype)
     return _laplace(typed, canonicalize_shape(shape), dtype)
@@ -176,7 +176,7 @@ def _laplace(key, shape, dtype):
 
 def logistic(key, shape=(), dtype=None, *, out_sharding=None):
     """Logistic floats: `log(u) - log(1 - u)`."""
-    check_no_sharding("logistic", out_sharding)
+    check_out_sharding("logistic", out_sharding)
     typed, _ = check_prng_key("logistic", key)
     dtype = float_dtype("logistic", dtype)
     return _logistic(typed, canonicalize_shape(shape), dtype)
@@ -191,7 +191,7 @@ def _logistic(key, shape, dtype):
 
 def lognormal(key, sigma=1.0, shape=None, dtype=None, *, out_sharding=None):
     """Log-normal floats: `exp(sigma * normal)`."""
-    check_no_sharding("lognormal", out_sharding)
+    check_out_sharding("lognormal", out_sharding)
     typed, _ = check_prng_key("lognormal", key)
     dtype = float_dtype("lognormal", dtype)
     if shape is not None:
@@ -212,7 +212,7 @@ def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
 
     `mode="high"` spends two uniforms per value for a wider range of tiny `u`.
     """
-    check_no_sharding("gumbel", out_sharding)
+    check_out_sharding("gumbel", out_sharding)
     typed, _ = check_prng_key("gumbel", key)
     dtype = float_dtype("gumbel", dtype)
     shape = canonicalize_shape(shape)
@@ -296,7 +296,7 @@ def _gumbel_highest(key, shape):
 
 def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
     """Standard Cauchy floats: `tan(pi * (u - 1/2))`."""
-    check_no_sharding("cauchy", out_sharding)
+    check_out_sharding("cauchy", out_sharding)
     typed, _ = check_prng_key("cauchy", key)
     dtype = float_dtype("cauchy", dtype)
     return _cauchy(typed, canonicalize_shape(shape), dtype)
@@ -311,7 +311,7 @@ def _cauchy(key, shape, dtype):
 
 def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
     """Pareto(b) floats on `[1, inf)`: `exp(e / b)` for a standard exponential `e`."""
-    check_no_sharding("pareto", out_sharding)
+    check_out_sharding("pareto", out_sharding)
     typed, _ = check_prng_key("pareto", key)
     dtype = float_dtype("pareto", dtype)
     shape = shape_or_broadcast("pareto", shape, b)
@@ -327,7 +327,7 @@ def _pareto(key, b, shape, dtype):
 
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
     """Rayleigh floats: `scale * sqrt(-2 log(u))`."""
-    check_no_sharding("rayleigh", out_sharding)
+    check_out_sharding("rayleigh", out_sharding)
     typed, _ = check_prng_key("rayleigh", key)
     dtype = float_dtype("rayleigh", dtype)
     shape = shape_or_broadcast("rayleigh", shape, scale)
@@ -346,7 +346,7 @@ def _rayleigh(key, scale, shape, dtype):
 def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
     """Wald (inverse Gaussian) floats with the given mean and unit shape, by Michael,
     Schucany and Haas's transformation of a normal and a uniform variate."""
-    check_no_sharding("wald", out_sharding)
+    check_out_sharding("wald", out_sharding)
     typed, _ = check_prng_key("wald", key)
     dtype = float_dtype("wald", dtype)
     shape = shape_or_broadcast("wald", shape, mean)
@@ -391,7 +391,7 @@ def _power(x, y):
 
 def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
     """One-sided Maxwell floats: the length of a standard normal vector in 3-D."""
-    check_no_sharding("maxwell", out_sharding)
+    check_out_sharding("maxwell", out_sharding)
     typed, _ = check_prng_key("maxwell", key)
     dtype = float_dtype("maxwell", dtype)
     return _maxwell(typed, canonicalize_shape(shape), dtype)
@@ -441,7 +441,7 @@ def _signs(key, shape, dtype):
 
 def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
     """Triangular floats on `[left, right]` peaking at `mode`, by inverting the CDF."""
-    check_no_sharding("triangular", out_sharding)
+    check_out_sharding("triangular", out_sharding)
     typed, _ = check_prng_key("triangular", key)
     dtype = float_dtype("triangular", dtype)
     shape = shape_or_broadcast("triangular", shape, left, mode, right)

@@ -28,7 +28,7 @@ from jaxlite.prng import check_prng_key
 from jaxlite.random import xla_math as xla
 from jaxlite.random.arguments import (
     UINT_DTYPES,
-    check_no_sharding,
+    check_out_sharding,
     check_shape,
     const,
     random_bits,
@@ -55,7 +55,7 @@ __all__ = [
 
 def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
     """Random signs, -1 or +1 with equal probability."""
-    check_no_sharding("rademacher", out_sharding)
+    check_out_sharding("rademacher", out_sharding)
     typed, _ = check_prng_key("rademacher", key)
     dtype = dtypes.canonicalize_user_dtype(int if dtype is None else dtype)
     return _rademacher(typed, canonicalize_shape(shape), dtype)
@@ -68,7 +68,7 @@ def _rademacher(key, shape, dtype):
 
 def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
     """Uniform integers in `[minval, maxval)` (two random words per value)."""
-    check_no_sharding("randint", out_sharding)
+    check_out_sharding("randint", out_sharding)
     typed, _ = check_prng_key("randint", key)
     dtype = dtypes.canonicalize_user_dtype(int if dtype is None else dtype)
     shape = canonicalize_shape(shape)
@@ -140,7 +140,7 @@ def _randint(key, minval, maxval, shape, dtype):
 
 def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
     """Booleans that are True with probability `p`."""
-    check_no_sharding("bernoulli", out_sharding)
+    check_out_sharding("bernoulli", out_sharding)
     if shape is not None:
         shape = canonicalize_shape(shape)
     if mode not in ("high", "low"):
@@ -172,7 +172,7 @@ def _bernoulli(key, p, shape, mode):
 
 def permutation(key, x, axis=0, independent=False, *, out_sharding=None):
     """A random permutation of `arange(x)` (int `x`) or of `x` along `axis`."""
-    check_no_sharding("permutation", out_sharding)
+    check_out_sharding("permutation", out_sharding)
     typed, _ = check_prng_key("permutation", key)
     check_arraylike("permutation", x)
     axis = canonicalize_axis(axis, np.ndim(x) or 1)
@@ -290,7 +290,7 @@ def categorical(
     key, logits, axis=-1, shape=None, replace=True, mode=None, *, out_sharding=None
 ):
     """Category indices drawn with probabilities `softmax(logits, axis)`."""
-    check_no_sharding("categorical", out_sharding)
+    check_out_sharding("categorical", out_sharding)
     typed, _ = check_prng_key("categorical", key)
     check_arraylike("categorical", logits)
     logits_arr = jnp.asarray(logits)
@@ -327,7 +327,7 @@ def categorical(
 
 def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
     """Poisson(lam) integers: Knuth's method below 10, Hormann's rejection above."""
-    check_no_sharding("poisson", out_sharding)
+    check_out_sharding("poisson", out_sharding)
     typed, _ = check_prng_key("poisson", key)
     dtype = dtypes.canonicalize_user_dtype(int if dtype is None else dtype)
     if shape is not None:
@@ -415,7 +415,7 @@ def _poisson_rejection(key, lam, shape, dtype, max_iters):
 
 def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
     """The number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
-    check_no_sharding("geometric", out_sharding)
+    check_out_sharding("geometric", out_sharding)
     typed, _ = check_prng_key("geometric", key)
     dtype = dtypes.canonicalize_user_dtype(int if dtype is None else dtype)
     if not dtypes.issubdtype(dtype, np.integer):

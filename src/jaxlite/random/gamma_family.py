@@ -39,7 +39,7 @@ from jaxlite.numpy.ufuncs import check_arraylike
 from jaxlite.prng import PRNGKeyArray, check_prng_key
 from jaxlite.random import xla_math as xla
 from jaxlite.random.arguments import (
-    check_no_sharding,
+    check_out_sharding,
     check_safe_cast,
     check_shape,
     const,
@@ -178,7 +178,7 @@ batching.batch_rules[random_gamma_p] = _random_gamma_batch
 
 def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """Gamma(a) floats with unit scale; differentiable in `a` (implicit reparametrization)."""
-    check_no_sharding("gamma", out_sharding)
+    check_out_sharding("gamma", out_sharding)
     typed, _ = check_prng_key("gamma", key)
     dtype = float_dtype("gamma", dtype)
     if shape is not None:
@@ -188,7 +188,7 @@ def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
 
 def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """log of Gamma(a) floats, computed in log space (accurate for tiny `a`)."""
-    check_no_sharding("loggamma", out_sharding)
+    check_out_sharding("loggamma", out_sharding)
     typed, _ = check_prng_key("loggamma", key)
     dtype = float_dtype("gamma", dtype)
     if shape is not None:
@@ -229,7 +229,7 @@ def _gamma_grad(sample, a, log_space):
 
 def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
     """Beta(a, b) floats, from two log-gamma variates."""
-    check_no_sharding("beta", out_sharding)
+    check_out_sharding("beta", out_sharding)
     typed, _ = check_prng_key("beta", key)
     dtype = float_dtype("beta", dtype)
     check_safe_cast("beta", dtype, a, b)
@@ -253,7 +253,7 @@ def _beta(key, a, b, shape, dtype):
 
 def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
     """Dirichlet(alpha) vectors along the last axis, from log-gamma variates."""
-    check_no_sharding("dirichlet", out_sharding)
+    check_out_sharding("dirichlet", out_sharding)
     typed, _ = check_prng_key("dirichlet", key)
     check_arraylike("dirichlet", alpha)
     dtype = float_dtype("dirichlet", dtype)
@@ -291,7 +291,7 @@ def _dirichlet(key, alpha, shape, dtype):
 
 def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Chi-square(df) floats: twice a Gamma(df / 2) variate (drawn in log space)."""
-    check_no_sharding("chisquare", out_sharding)
+    check_out_sharding("chisquare", out_sharding)
     typed, _ = check_prng_key("chisquare", key)
     dtype = float_dtype("chisquare", dtype)
     shape = shape_or_broadcast("chisquare", shape, df)
@@ -309,7 +309,7 @@ def _chisquare(key, df, shape, dtype):
 
 def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
     """F(dfnum, dfden) floats: a ratio of chi-square variates, each over its df."""
-    check_no_sharding("f", out_sharding)
+    check_out_sharding("f", out_sharding)
     typed, _ = check_prng_key("f", key)
     dtype = float_dtype("f", dtype)
     shape = shape_or_broadcast("f", shape, dfnum, dfden)
@@ -337,7 +337,7 @@ def _f(key, dfnum, dfden, shape, dtype):
 
 def t(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Student's t(df) floats: `normal * sqrt((df / 2) / Gamma(df / 2))`."""
-    check_no_sharding("t", out_sharding)
+    check_out_sharding("t", out_sharding)
     typed, _ = check_prng_key("t", key)
     dtype = float_dtype("t", dtype)
     shape = shape_or_broadcast("t", shape, df)
@@ -358,7 +358,7 @@ def _t(key, df, shape, dtype):
 def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
     """Floats with density proportional to `exp(-|x| ** p)`: a random sign times
     `Gamma(1 / p) ** (1 / p)`."""
-    check_no_sharding("generalized_normal", out_sharding)
+    check_out_sharding("generalized_normal", out_sharding)
     shape = canonicalize_shape(shape)
     typed, _ = check_prng_key("generalized_normal", key)
     dtype = float_dtype("generalized_normal", dtype, np.generic, "a")
@@ -376,7 +376,7 @@ def _generalized_normal(key, p, shape, dtype):
 def ball(key, d, p=2, shape=(), dtype=None, *, out_sharding=None):
     """Points uniform in the unit Lp ball of dimension `d` (Barthe, Guedon, Mendelson
     and Naor's construction from generalized normals and an exponential)."""
-    check_no_sharding("ball", out_sharding)
+    check_out_sharding("ball", out_sharding)
     shape = canonicalize_shape(shape)
     typed, _ = check_prng_key("ball", key)
     dtype = float_dtype("ball", dtype, np.generic, "a")

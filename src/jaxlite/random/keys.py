@@ -15,7 +15,7 @@ from jaxlite import dtypes, prng
 from jaxlite import numpy as jnp
 from jaxlite.lax.structural import canonicalize_shape
 from jaxlite.prng import PRNGKeyArray, check_prng_key, return_keys
-from jaxlite.random.arguments import check_no_sharding, random_bits, split_shape
+from jaxlite.random.arguments import check_out_sharding, random_bits, split_shape
 
 __all__ = [
     "PRNGKey",
@@ -134,7 +134,7 @@ def fold_in(key, data):
 
 def bits(key, shape=(), dtype=None, *, out_sharding=None):
     """Uniform random bits as unsigned integers (uint32, or uint64 with x64)."""
-    check_no_sharding("bits", out_sharding)
+    check_out_sharding("bits", out_sharding)
     typed, _ = check_prng_key("bits", key)
     if dtype is None:
         dtype = dtypes.default_uint_dtype()

@@ -25,7 +25,7 @@ from jaxlite.lax import linalg as lax_linalg
 from jaxlite.lax.structural import canonicalize_shape
 from jaxlite.numpy.ufuncs import promote_dtypes_inexact
 from jaxlite.prng import check_prng_key
-from jaxlite.random.arguments import check_no_sharding, check_shape
+from jaxlite.random.arguments import check_out_sharding, check_shape
 from jaxlite.random.continuous import _normal
 
 __all__ = ["multivariate_normal", "orthogonal"]
@@ -39,7 +39,7 @@ def multivariate_normal(
     `method` is how `cov` is factored: "cholesky" (the default), "eigh" or "svd" (both
     of which allow singular covariances). Samples are differentiable in `mean` and `cov`.
     """
-    check_no_sharding("multivariate_normal", out_sharding)
+    check_out_sharding("multivariate_normal", out_sharding)
     typed, _ = check_prng_key("multivariate_normal", key)
     mean, cov = promote_dtypes_inexact(mean, cov)
     if method not in {"svd", "eigh", "cholesky"}:
@@ -92,7 +92,7 @@ def _multivariate_normal(key, mean, cov, shape, dtype, method):
 def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
     """Random `(*shape, n, m)` matrices, Haar-distributed over the orthogonal group
     (unitary for complex dtypes); for `n != m`, with orthonormal rows or columns."""
-    check_no_sharding("orthogonal", out_sharding)
+    check_out_sharding("orthogonal", out_sharding)
     shape = canonicalize_shape(shape)
     typed, _ = check_prng_key("orthogonal", key)
     dtype = dtypes.canonicalize_user_dtype(float if dtype is None else dtype)
