@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import math
 
 native_rules: dict = {}
 
@@ -65,12 +66,49 @@ def compile(closed, name="jaxpr_fun"):
     return cached if cached is not False else None
 
 
+# Multiply-adds of the largest `dot_general` compiled natively; larger products stay
+# on the NumPy tier, where they are one BLAS call.
+DOT_LIMIT = 1 << 22
+
+
+def refusal(jaxpr):
+    """Why the native backend will not compile `jaxpr`, as far as the jaxpr alone
+    tells (a primitive without a native rule, a product over `DOT_LIMIT`), or None.
+    Checked before llvmlite is imported: a jaxpr that cannot compile costs neither
+    its import time nor its memory."""
+    from jaxlite.backend.lowering import subjaxprs
+
+    for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
+        if eqn.primitive not in native_rules:
+            return f"no native rule for primitive {eqn.primitive.name}"
+        if eqn.primitive.name == "dot_general":
+            (contract, _), _ = eqn.params["dimension_numbers"]
+            lhs = eqn.invars[0].aval.shape
+            macs = math.prod(eqn.outvars[0].aval.shape) * math.prod(
+                lhs[d] for d in contract
+            )
+            if macs > DOT_LIMIT:
+                return f"dot_general of {lhs} and {eqn.invars[1].aval.shape}: large products run on BLAS"
+        for inner in subjaxprs(eqn.params):
+            reason = refusal(inner)
+            if reason is not None:
+                return reason
+    return None
+
+
 def _compile(closed, name):
     from jaxlite.config import config
 
     values = config.current().values
     verbose = values["jaxlite_native_log"]
-    if not available() or not _import_llvmlite():
+    if not available():
+        return False
+    reason = refusal(closed)
+    if reason is not None:
+        if verbose:
+            log.warning("left to NumPy: %s", reason)
+        return False
+    if not _import_llvmlite():
         return False
     from jaxlite.backend.native.compiler import FunctionCompiler
     from jaxlite.backend.native.engine import NativeExecutable, compile_ir

@@ -16,7 +16,7 @@ import math
 import numpy as np
 from llvmlite import ir
 
-from jaxlite.backend.native import Unsupported, values
+from jaxlite.backend.native import DOT_LIMIT, Unsupported, values
 from jaxlite.backend.native.scalar import I1, Elemental, constant, convert
 from jaxlite.backend.native.values import Buffer, Gen, Reduction, Remap, i64
 
@@ -459,9 +459,6 @@ def _placed(rank, *groups):
     return idx
 
 
-_DOT_LIMIT = 1 << 22  # multiply-adds; larger products stay on the NumPy tier (BLAS)
-
-
 def _dot_general(
     c, eqn, lhs, rhs, *, dimension_numbers, preferred_element_type=None, **_
 ):
@@ -473,7 +470,7 @@ def _dot_general(
         # XLA multiplies in the operands' type and converts the sums (the NumPy
         # backend's `dot_general_value`); not reproduced here.
         raise Unsupported(f"dot_general of {lhs.dtype} into {out_dtype}")
-    if values.size(out_aval.shape) * values.size(contract_shape) > _DOT_LIMIT:
+    if values.size(out_aval.shape) * values.size(contract_shape) > DOT_LIMIT:
         raise Unsupported(
             f"dot_general of {lhs.shape} and {rhs.shape}: large products run on BLAS"
         )
