@@ -37,7 +37,7 @@ _import_everything()
 # NumPy function, that a lowering would only wrap in the same call.
 IMPL_IS_THE_LOWERING = {
     # linear algebra: LAPACK through NumPy
-    *("cholesky", "eig", "eigh", "hessenberg", "householder_product", "lu"),
+    *("cholesky", "eig", "eigh", "geqrf", "hessenberg", "householder_product", "lu"),
     *("lu_pivots_to_permutation", "qr", "schur", "svd", "triangular_solve"),
     "tridiagonal_solve",
     # special functions: series and recurrences in NumPy (lax/special*.py)

@@ -172,7 +172,9 @@ def test_static_argnames():
     assert float(jf(1.0, mode="sub")) == 0.0
     assert float(jf(1.0, "sub")) == 0.0  # positional works too
     assert float(jf(1.0)) == 2.0  # the default
-    assert len(calls) == 3
+    # As in JAX, "sub" by keyword and by position are two calls (two traces): the
+    # arguments are not bound to the signature, which may be a wrapped function's.
+    assert len(calls) == 4
 
 
 def test_static_args_hit_the_cache_by_equality():

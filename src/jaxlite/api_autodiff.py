@@ -26,6 +26,10 @@ from jaxlite.util import fun_sourceinfo, wraps
 _PY_SCALARS = (int, float, complex, bool)
 
 
+def _scalar_or_value(x):
+    return x if type(x) in _PY_SCALARS else as_value(x)
+
+
 def _tangent_leaf(t, p, where):
     aval = get_aval(p)
     expected = ad.tangent_dtype(aval.dtype)
@@ -65,10 +69,13 @@ def jvp(fun, primals, tangents, has_aux=False):
             f"primals have tree structure {p_tree} whereas tangents have tree structure "
             f"{t_tree}."
         )
-    p_leaves = [as_value(p) for p in p_leaves]
+    # Python scalars are passed on as given, as JAX does: an output that is an input
+    # (or is computed from inputs by a custom rule on the primals, as equinox's
+    # filter_custom_jvp does) comes back as that scalar.
+    p_leaves = [_scalar_or_value(p) for p in p_leaves]
     t_leaves = [
         _tangent_leaf(
-            as_value(t) if get_aval(t).dtype != dtypes.float0 else t, p, "jvp"
+            _scalar_or_value(t) if get_aval(t).dtype != dtypes.float0 else t, p, "jvp"
         )
         for p, t in zip(p_leaves, t_leaves)
     ]
@@ -398,6 +405,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     int_argnums = isinstance(argnums, int)
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
 
+    @wraps(fun)
     def jacfun(*args, **kwargs):
         check = functools.partial(_check_input_dtype_jacfwd, holomorphic)
         partial_fun, diff_args = _argnums_partial(
@@ -467,6 +475,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     int_argnums = isinstance(argnums, int)
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
 
+    @wraps(fun)
     def jacfun(*args, **kwargs):
         check = functools.partial(
             _check_input_dtype_revderiv, "jacrev", holomorphic, allow_int

@@ -24,6 +24,7 @@ import contextvars
 import operator
 import os
 import threading
+import warnings
 import weakref
 
 _TRUE_STRINGS = frozenset({"1", "true", "t", "yes", "y", "on"})
@@ -116,6 +117,28 @@ def _check_optional_str(name, value):
     return value
 
 
+def _check_num_cpu_devices(name, value):
+    if isinstance(value, str) and name.isupper():  # JAX_NUM_CPU_DEVICES
+        try:
+            value = int(value)
+        except ValueError:
+            raise ValueError(f'Invalid value "{value}" for JAX flag {name}') from None
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise ValueError(
+            "new int config value must be None or of type int, got "
+            f"{value} of type {type(value)}"
+        )
+    if value is not None and value > 1:
+        warnings.warn(
+            f"{name}={value}: jaxlite has one CPU device; the option is recorded, "
+            "but jax.devices() stays that one device (code that needs several "
+            "devices cannot run on jaxlite).",
+            UserWarning,
+            stacklevel=4,
+        )
+    return value
+
+
 _PRNG_IMPLS = (
     "threefry2x32",
     "threefry4x32",
@@ -190,6 +213,9 @@ _OPTIONS = {
     ),
     "jax_platforms": _Option(None, "JAX_PLATFORMS", _check_optional_str),
     "jax_platform_name": _Option(None, "JAX_PLATFORM_NAME", _check_optional_str),
+    # JAX's number of CPU devices (for sharding tests on one machine). jaxlite has
+    # one device: the value is accepted and read back, with a warning above 1.
+    "jax_num_cpu_devices": _Option(-1, "JAX_NUM_CPU_DEVICES", _check_num_cpu_devices),
     # jaxlite's own: keep freed array buffers for reuse (jaxlite.backend.memory).
     "jaxlite_malloc_tuning": _Option(True, "JAXLITE_MALLOC_TUNING", _check_bool),
     # jaxlite's own: float32 transcendental functions (exp, tanh, sin, ...) run eagerly

@@ -465,6 +465,13 @@ class Trace:
     def __repr__(self):
         return type(self).__name__
 
+    @property
+    def main(self):
+        """What identifies the transformation this trace carries out: the trace itself
+        (JAX's deprecated `Trace.main`, its trace tag; equinox's `filter_jvp` tells
+        its own tracers by `tracer._trace.main is find_top_trace(...).main`)."""
+        return self
+
 
 # How each kind of trace processes a call of a function with custom derivative rules,
 # keyed by Trace class (a subclass inherits its base's rule). Filled by

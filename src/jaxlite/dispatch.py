@@ -333,6 +333,13 @@ class JitFunction:
     def __repr__(self):
         return f"<jaxlite.jit of {self.fun!r}>"
 
+    @property
+    def __signature__(self):
+        # The wrapped function's, as JAX's jitted functions report it, also to
+        # `inspect.signature(f, follow_wrapped=False)` (chex's fake_pmap asks so):
+        # without it, inspect takes a JitFunction (it has `__get__`) for a builtin.
+        return self._signature
+
     # -- the hot path -----------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
@@ -481,9 +488,6 @@ class JitFunction:
     def _donated_leaves(self, args, kwargs):
         """For each flat argument leaf (in `_lookup`'s order), whether it belongs to
         a donated argument."""
-        if self._signature is not None and kwargs:
-            bound = self._signature.bind(*args, **kwargs)
-            args, kwargs = bound.args, bound.kwargs
         flags = []
         for i, a in enumerate(args):
             if i not in self.static_argnums:
@@ -498,12 +502,10 @@ class JitFunction:
     # -- tracing ----------------------------------------------------------------------------
 
     def _split_static(self, args, kwargs):
-        if self._signature is not None and kwargs:
-            bound = self._signature.bind(*args, **kwargs)
-            args = list(bound.args)
-            kwargs = dict(bound.kwargs)
-            # Arguments given by keyword that could be positional stay keywords in JAX;
-            # binding first normalises them so static_argnames works for either form.
+        # As in JAX, arguments stay as they are given (positional or keyword): the
+        # static (and donated) positions and names were completed from each other at
+        # `jit` time, so either form is found. The signature is not bound to the
+        # call: it may be a wrapped function's (`functools.wraps`), not `fun`'s own.
         statics = []
         dyn_args = []
         for i, a in enumerate(args):
@@ -545,9 +547,6 @@ class JitFunction:
         packed = (
             bool(kwargs) or self._has_static
         )  # as in `_lookup`: (args, kwargs) tree
-        if self._signature is not None and kwargs:
-            bound = self._signature.bind(*args, **kwargs)
-            args, kwargs = tuple(bound.args), dict(bound.kwargs)
         info = debug_info(self.fun, "jit", args, kwargs, self.static_argnums)
         in_avals = []
         for i, (leaf, s) in enumerate(zip(leaves, sig)):

@@ -357,7 +357,17 @@ class PRNGKeyArray:
     def _compare(self, other, prim):
         if not isinstance(other, PRNGKeyArray):
             return NotImplemented
-        same = prim(self._base_array, other._base_array)
+        try:
+            shape = np.broadcast_shapes(self.shape, other.shape)
+        except ValueError:
+            raise TypeError(
+                f"{prim.__name__} got incompatible shapes for broadcasting: "
+                f"{self.shape}, {other.shape}."
+            ) from None
+        # Keys broadcast as arrays do (`keys == keys[0]`); the key data's last axis
+        # is compared whole.
+        a, b = (jnp.broadcast_to(k._base_array, (*shape, 2)) for k in (self, other))
+        same = prim(a, b)
         return lax.reduce_and(same, (same.ndim - 1,))
 
     def __eq__(self, other):

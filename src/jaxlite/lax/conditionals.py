@@ -227,10 +227,10 @@ def _cond_abstract(index, *avals, branches):
         raise TypeError(
             f"cond: the branch index must be an int32 scalar, got {index.str_short()}"
         )
-    outs = []
-    for i, a in enumerate(branches[0].out_avals):
-        weak = all(b.out_avals[i].weak_type for b in branches)
-        outs.append(ShapedArray(a.shape, a.dtype, weak))
+    # The branches agree up to weak types; as in JAX, the outputs are typed as the
+    # first branch's (`switch`'s first function, `cond`'s false_fun): equinox's
+    # `error_if` keeps a value's weak type by returning it from that branch.
+    outs = [ShapedArray(a.shape, a.dtype, a.weak_type) for a in branches[0].out_avals]
     return outs, join_effects(*(b.effects for b in branches))
 
 

@@ -281,6 +281,18 @@ def qr(a, full_matrices, pivoting):
     return [q.astype(out_dtype), r.astype(out_dtype), *pivots]
 
 
+def geqrf(a):
+    """`geqrf`: `(a, taus)` with R in the upper triangle of `a` and the Householder
+    vectors below it (unit leading entries implied), as LAPACK stores them."""
+    x, out_dtype = as_lapack(a)
+    *batch, m, n = x.shape
+    if x.size == 0:
+        k = min(m, n)
+        return [np.zeros(x.shape, out_dtype), np.zeros((*batch, k), out_dtype)]
+    h, taus = np.linalg.qr(x, mode="raw")  # h is the transpose of LAPACK's `a`
+    return [np.swapaxes(h, -1, -2).astype(out_dtype), taus.astype(out_dtype)]
+
+
 def eig(a, compute_left, compute_right):
     """`geev`: eigenvalues and (unit-norm) left and right eigenvectors, complex."""
     a, _ = as_lapack(a)

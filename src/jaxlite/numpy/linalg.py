@@ -23,6 +23,7 @@ from jaxlite.core import Array, Tracer, get_aval
 from jaxlite.eager_jit import eager_jit
 from jaxlite.lax import linalg as lax_linalg
 from jaxlite.lax.custom_derivatives import custom_jvp
+from jaxlite.lax.linalg_householder import geqrf
 from jaxlite.numpy import creation, products, reductions, ufuncs
 from jaxlite.numpy.indexing import take_along_axis
 from jaxlite.numpy.shape import (
@@ -472,8 +473,13 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):  # noqa: N803
 
 @eager_jit
 def qr(a, mode="reduced"):
-    """QR decomposition; `mode` is "reduced" (default), "complete" or "r"."""
+    """QR decomposition; `mode` is "reduced" (default), "complete", "r", or "raw"
+    (LAPACK's compact form, as NumPy returns it: the transposed geqrf matrix and the
+    Householder factors)."""
     (a,) = _inexact("jnp.linalg.qr", a)
+    if mode == "raw":
+        h, taus = geqrf(a)
+        return QRResult(_matrix_transpose(h), taus)
     if mode in ("reduced", "r", "full"):
         full_matrices = False
     elif mode == "complete":

@@ -43,9 +43,26 @@ __all__ = [
 ]
 
 
+def _is_key(x):
+    return dtypes.is_extended(getattr(x, "dtype", None))
+
+
+def _keys_equal(a, b):
+    """Key arrays are close when they are equal (as in JAX, which compares typed
+    keys with `lax.eq`); a key and a number do not compare."""
+    if not (_is_key(a) and _is_key(b)):
+        kinds = ", ".join(
+            str(x.dtype if _is_key(x) else dtypes.dtype(x)) for x in (a, b)
+        )
+        raise TypeError(f"isclose does not accept dtypes {kinds}.")
+    return a == b
+
+
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise `|a - b| <= atol + rtol * |b|` (equal infinities are close; NaNs
-    are close to each other only with `equal_nan`)."""
+    are close to each other only with `equal_nan`). Key arrays: equal keys."""
+    if _is_key(a) or _is_key(b):
+        return _keys_equal(a, b)
     a, b = promote_args("isclose", a, b)
     a, b = promote_args_inexact("isclose", a, b)
     dtype = np.dtype(a.dtype)
@@ -65,7 +82,8 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether every element of `a` is close to `b` (see `isclose`); an Array."""
     from jaxlite.numpy.reductions import all as all_
 
-    check_arraylike("allclose", a, b)
+    if not (_is_key(a) or _is_key(b)):
+        check_arraylike("allclose", a, b)
     return all_(isclose(a, b, rtol, atol, equal_nan))
 
 
