@@ -404,37 +404,6 @@ def test_num_cpu_devices_option_is_accepted_with_one_device():
 
 
 # ----------------------------------------------------------------------------------------
-# jvp passes Python scalars on as given (equinox's filter_custom_jvp tests compare
-# the primal output with `typematch=True`)
-
-
-def _jvp_outputs(lib):
-    @lib.custom_jvp
-    def call(x):
-        return x**2 + 1
-
-    call.defjvp(lambda primals, tangents: (call(*primals), tangents[0] ** 2))
-    return [
-        lib.jvp(lambda x: x, (2.0,), (3.0,)),
-        lib.jvp(lambda x: (x, 5), (2.0,), (3.0,))[0],
-        lib.jvp(lambda x: x * 2, (2.0,), (3.0,)),
-        lib.jvp(call, (2.0,), (3.0,)),
-    ]
-
-
-def test_jvp_keeps_python_scalar_primals_as_jax_does():
-    jax = _real_jax()
-    ours, theirs = _jvp_outputs(jaxlite), _jvp_outputs(jax)
-    flat_ours = jaxlite.tree_util.tree_leaves(ours)
-    flat_theirs = jax.tree_util.tree_leaves(theirs)
-    assert [type(x).__name__ == "float" for x in flat_ours] == [
-        type(x).__name__ == "float" for x in flat_theirs
-    ]
-    for a, b in zip(flat_ours, flat_theirs):
-        check_close(a, np.asarray(b))
-
-
-# ----------------------------------------------------------------------------------------
 # jacfwd/jacrev/hessian wrap their function (equinox warns about a transformed
 # callable stored in a Module by following `__wrapped__`)
 
@@ -450,3 +419,37 @@ def test_jacobians_wrap_their_function_as_in_jax():
         assert lib.jacrev(f).__wrapped__ is f
         assert lib.hessian(f).__wrapped__.__wrapped__ is f
         assert lib.jacfwd(f).__name__ == "f"
+
+
+# ----------------------------------------------------------------------------------------
+# static_argnums and static_argnames both given: taken as given, not completed from
+# each other (flax's lifted jit gives both, for a signature it only wraps)
+
+
+def _static_both(lib):
+    def user_fn(scope, a, b):
+        return a
+
+    seen = []
+
+    @functools.partial(lib.jit, static_argnums=(0,), static_argnames=("b",))
+    @functools.wraps(user_fn)
+    def jitted(fingerprint, variables, *args, **kwargs):
+        seen.append(type(kwargs.get("b")).__name__)
+        return variables["w"] * args[0]
+
+    out = jitted("fp", {"w": lib.numpy.ones(2)}, 3.0, b="hi")
+
+    def g(a, b):
+        return a * 2
+
+    both = lib.jit(g, static_argnums=(0,), static_argnames=("b",))
+    return [np.asarray(out), np.asarray(both(2, lib.numpy.ones(2))), seen]
+
+
+def test_jit_takes_static_argnums_and_argnames_as_given_when_both_are():
+    jax = _real_jax()
+    ours, theirs = _static_both(jaxlite), _static_both(jax)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    assert ours[2] == theirs[2] == ["str"]

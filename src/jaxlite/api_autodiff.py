@@ -26,10 +26,6 @@ from jaxlite.util import fun_sourceinfo, wraps
 _PY_SCALARS = (int, float, complex, bool)
 
 
-def _scalar_or_value(x):
-    return x if type(x) in _PY_SCALARS else as_value(x)
-
-
 def _tangent_leaf(t, p, where):
     aval = get_aval(p)
     expected = ad.tangent_dtype(aval.dtype)
@@ -69,13 +65,10 @@ def jvp(fun, primals, tangents, has_aux=False):
             f"primals have tree structure {p_tree} whereas tangents have tree structure "
             f"{t_tree}."
         )
-    # Python scalars are passed on as given, as JAX does: an output that is an input
-    # (or is computed from inputs by a custom rule on the primals, as equinox's
-    # filter_custom_jvp does) comes back as that scalar.
-    p_leaves = [_scalar_or_value(p) for p in p_leaves]
+    p_leaves = [as_value(p) for p in p_leaves]
     t_leaves = [
         _tangent_leaf(
-            _scalar_or_value(t) if get_aval(t).dtype != dtypes.float0 else t, p, "jvp"
+            as_value(t) if get_aval(t).dtype != dtypes.float0 else t, p, "jvp"
         )
         for p, t in zip(p_leaves, t_leaves)
     ]

@@ -282,11 +282,11 @@ class JitFunction:
     def __init__(
         self,
         fun,
-        static_argnums=(),
-        static_argnames=(),
-        donate_argnums=(),
+        static_argnums=None,
+        static_argnames=None,
+        donate_argnums=None,
         inline=False,
-        donate_argnames=(),
+        donate_argnames=None,
         backend=None,
         compiler_options=None,
     ):
@@ -658,9 +658,12 @@ def _str_tuple(x):
 
 def _resolve_argnums(fun, sig, argnums, argnames, kind):
     """The `{kind}_argnums` and `{kind}_argnames` of `jit`, checked against the
-    function's signature as JAX checks them (ValueError naming the bad entries), and
-    each completed from the other: a position names its parameter and a name its
-    position."""
+    function's signature as JAX checks them (ValueError naming the bad entries). As
+    in JAX, when only one of the two is given, the other is completed from it (a
+    position names its parameter, a name its position); when both are given, they
+    are taken as they are (flax's lifted jit gives both, for a function whose
+    signature is the one it wraps)."""
+    complete = (argnums is None) != (argnames is None)
     argnums = () if argnums is None else _index_tuple(argnums)
     argnames = () if argnames is None else _str_tuple(argnames)
     if sig is None:  # some builtins have none: nothing to check against
@@ -695,8 +698,10 @@ def _resolve_argnums(fun, sig, argnums, argnames, kind):
         )
     nums = {i % n if i < 0 and n else i for i in argnums}
     names = set(argnames)
-    names.update(positional[i] for i in nums if i < n)
-    nums.update(positional.index(name) for name in names if name in positional)
+    if complete:
+        by_keyword = [p.kind is p.POSITIONAL_OR_KEYWORD for p in params]
+        names.update(positional[i] for i in nums if i < n and by_keyword[i])
+        nums.update(positional.index(name) for name in names if name in positional)
     return frozenset(nums), frozenset(names)
 
 
@@ -730,10 +735,10 @@ def _match_donations(in_avals, donated, out_avals):
 def jit(
     fun=None,
     *,
-    static_argnums=(),
-    static_argnames=(),
-    donate_argnums=(),
-    donate_argnames=(),
+    static_argnums=None,
+    static_argnames=None,
+    donate_argnums=None,
+    donate_argnames=None,
     inline=False,
     keep_unused=False,
     device=None,

@@ -188,24 +188,30 @@ def _cache_key(source):
 def run_both(source, tmp_path, *, cache=None, timeout=240):
     """Run `source` on jaxlite and on JAX concurrently; returns (jaxlite, jax) results.
 
-    Raises ProgramFailed when the program fails on jaxlite, and fails the test when
-    it fails on JAX (a broken program, not a jaxlite bug). With `cache` (pytest's
-    `config.cache`), JAX's results are kept under a key naming the program and every
-    version involved, and a later run with the same key starts only jaxlite."""
+    Raises ProgramFailed when the program fails on jaxlite (without waiting for JAX),
+    and fails the test when it fails on JAX (a broken program, not a jaxlite bug).
+    With `cache` (pytest's `config.cache`), JAX's results are kept under a key naming
+    the program and every version involved, and a later run with the same key starts
+    only jaxlite."""
     key = _cache_key(source)
     reference = cache.get(key, None) if cache is not None else None
     jaxlite_proc = _start(source, tmp_path, alias=True)
-    if reference is None:
-        jax_proc = _start(source, tmp_path, alias=False)
+    jax_proc = None if reference is not None else _start(source, tmp_path, alias=False)
+    try:
+        ours = _finish(jaxlite_proc, "jaxlite", timeout)
+    except BaseException:
+        if jax_proc is not None:
+            jax_proc.kill()
+            jax_proc.communicate()
+        raise
+    if jax_proc is not None:
         try:
             reference = _finish(jax_proc, "JAX", timeout)
         except ProgramFailed as exc:
-            jaxlite_proc.kill()
-            jaxlite_proc.communicate()
             pytest.fail(f"the reference run failed (the program is wrong): {exc}")
         if cache is not None:
             cache.set(key, reference)
-    return _finish(jaxlite_proc, "jaxlite", timeout), reference
+    return ours, reference
 
 
 def _is_rectangular(values):
