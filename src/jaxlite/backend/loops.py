@@ -115,7 +115,9 @@ def scan_lowering(ctx, *args, jaxpr, length, num_carry, num_consts, reverse, unr
     eqn = ctx.eqn
 
     def tiered():
-        runner = scan_runner(jaxpr, length, num_carry, num_consts, reverse)
+        runner = functools.partial(
+            scan_runner, jaxpr, length, num_carry, num_consts, reverse
+        )
         form = functools.partial(native_scan_form, eqn)
         work = tiering.work(jaxpr)
         return tiering.TieredLoop(eqn, runner, work, length=length, native_form=form)
@@ -136,7 +138,9 @@ def while_lowering(ctx, *args, body_jaxpr, body_nconsts, cond_jaxpr, cond_nconst
         return cond, body, (cond_nconsts, body_nconsts)
 
     def tiered():
-        runner = while_runner(cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts)
+        runner = functools.partial(
+            while_runner, cond_jaxpr, cond_nconsts, body_jaxpr, body_nconsts
+        )
         body_work = tiering.work(body_jaxpr) + tiering.work(cond_jaxpr)
         return tiering.TieredLoop(eqn, runner, body_work, step_runner=steps)
 

@@ -105,8 +105,10 @@ def single_equation_jaxpr(eqn):
 
 
 class TieredLoop:
-    """A loop equation's runner: the NumPy runner `python` until the loop is hot, then
-    the native executable of the equation (see the module docstring).
+    """A loop equation's runner: the NumPy runner until the loop is hot, then the
+    native executable of the equation (see the module docstring). `make_python()`
+    builds the NumPy runner when it is first needed: a long scan compiled before its
+    first iteration never needs it (building one costs milliseconds of a first call).
 
     `body_work` is the work of one iteration; `length` the iteration count (None for
     a `while`, whose runner `step_runner` gives `(cond, body, split)` to iterate it
@@ -116,17 +118,29 @@ class TieredLoop:
     carry runs before it on NumPy, vectorised: see `loops.native_scan_form`)."""
 
     def __init__(
-        self, eqn, python, body_work, length=None, step_runner=None, native_form=None
+        self,
+        eqn,
+        make_python,
+        body_work,
+        length=None,
+        step_runner=None,
+        native_form=None,
     ):
         self.eqn = eqn
         self.native_form = native_form
-        self.python = python
+        self.make_python = make_python
+        self._python = None
         self.body_work = body_work
         self.length = length
         self.step_runner = step_runner
         self.spent = 0
         self.hot = compile_cost(subjaxprs(eqn.params))
         self.native = None  # the executable, or False when it cannot compile
+
+    def python(self, *args):
+        if self._python is None:
+            self._python = self.make_python()
+        return self._python(*args)
 
     def _compile(self):
         if self.native is None:
