@@ -26,11 +26,11 @@ import numpy as np
 
 from jaxlite import dtypes
 from jaxlite.backend import lowering_rules
+from jaxlite.backend import xla_kernels as _kernels
 from jaxlite.backend.native import native_rules
 from jaxlite.core import Primitive, abstract_eval_rules
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax import xla_float32, xla_float32_fast
-from jaxlite.lax import xla_float32_kernels as _kernels
 from jaxlite.lax.elementwise import (
     abs,
     add,
@@ -155,7 +155,7 @@ def _erf_inv_np(x):
 
 
 def _giles(w, t):
-    """Giles' erfinv polynomials (XLA's float32 erf_inv, `xla_float32_kernels`), in
+    """Giles' erfinv polynomials (XLA's float32 erf_inv, `backend/xla_kernels.py`), in
     float64: the starting point of the Newton steps above."""
     small = t < 5
     ts, tl = t - 2.5, np.sqrt(np.maximum(t, 0)) - 3

@@ -8,7 +8,8 @@ results equal JAX's bit for bit:
 - `exp`, `log`, `log1p`, `expm1`, `tanh`, `logistic`, `erf`, `erf_inv` are XLA's own
   polynomial and rational approximations, and `sinh`, `cosh`, `exp2`, `asin`, `acos`,
   `asinh`, `acosh`, `atanh` XLA's expansions of those operations; the algorithms are
-  in `xla_float32_kernels`, written once against a small float32 arithmetic;
+  in `jaxlite.backend.xla_kernels`, written once against a small float32 arithmetic
+  (the native backend runs the same kernels on LLVM IR values);
 - `sin`, `cos`, `tan`, `atan`, `atan2`, `pow`, `cbrt` are calls of the C library's
   `sinf`, `cosf`, ... in XLA, so here too (ctypes, elementwise; where no C math
   library can be loaded, float64 NumPy results rounded to float32, within an ulp).
@@ -43,6 +44,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import math
+import operator
 import platform
 import struct
 import sys
@@ -50,9 +52,9 @@ import sys
 import numpy as np
 from ml_dtypes import bfloat16
 
+from jaxlite.backend import xla_kernels as _kernels
 from jaxlite.config import current
 from jaxlite.core import eager_impl_rules, impl_rules
-from jaxlite.lax import xla_float32_kernels as _kernels
 
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
@@ -371,8 +373,14 @@ def _libm_values(name, *args):
 
 
 # --------------------------------------------------------------------------------------
-# The kernels' arithmetic (see xla_float32_kernels): on float32 NumPy arrays, and on
-# Python floats holding float32 values
+# The kernels' arithmetic (see backend/xla_kernels.py): on float32 NumPy arrays, and
+# on Python floats holding float32 values. Comparisons and mask logic are Python's
+# operators on both (the kernels' constants are float32 values: exact either way).
+
+_COMPARISONS = tuple(
+    staticmethod(op)
+    for op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq)
+)
 
 
 class _ArrayMath:
@@ -394,6 +402,8 @@ class _ArrayMath:
     abs = staticmethod(np.abs)
     floor = staticmethod(np.floor)
     isnan = staticmethod(np.isnan)
+    lt, le, gt, ge, eq = _COMPARISONS
+    or_, and_ = staticmethod(operator.or_), staticmethod(operator.and_)
 
     def __init__(self, exact=False):
         self.suspects = None  # a boolean mask (broadcastable), or None: no tie yet
@@ -469,6 +479,8 @@ class _ScalarMath:
     a NumPy call costs a microsecond."""
 
     exact = True
+    lt, le, gt, ge, eq = _COMPARISONS
+    or_, and_ = staticmethod(operator.or_), staticmethod(operator.and_)
 
     @staticmethod
     def mul(a, b):

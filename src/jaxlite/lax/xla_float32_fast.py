@@ -3,11 +3,12 @@ calls.
 
 The exact kernels (`xla_float32`) follow XLA's rounding step by step, 30 to 60 NumPy
 calls each, and NumPy has no `erf` of its own (`math.erf` elementwise costs a Python
-call per element). Compiled code (`jit`) uses these instead: the same rational
-function and polynomials (`xla_float32_kernels`, the float32 coefficients XLA uses),
-evaluated in float32 as one matrix product of the coefficients and the powers of the
-argument (every NumPy call an array-array one: a NumPy scalar operand costs twice a
-call). The results are within a few ulp of XLA's (at most 7 measured over 10^5
+call per element). Code compiled to the NumPy tier (`jit`) uses these instead (the
+native tier emits the exact kernels as IR): the same rational function and polynomials
+(`jaxlite.backend.xla_kernels`, the float32 coefficients XLA uses), evaluated in
+float32 as one matrix product of the coefficients and the powers of the argument
+(every NumPy call an array-array one: a NumPy scalar operand costs twice a call).
+The results are within a few ulp of XLA's (at most 7 measured over 10^5
 normal samples), as compiled code's are elsewhere (NumPy's `np.exp` is not XLA's
 `exp` either). 16-bit floats are computed in float32 and rounded, as XLA does.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from ml_dtypes import bfloat16
 
-from jaxlite.lax import xla_float32_kernels as _kernels
+from jaxlite.backend import xla_kernels as _kernels
 
 _F32 = np.dtype(np.float32)
 _CHUNK = 1 << 15  # elements per piece: 1.2 MB of float32 powers for erf_inv
@@ -55,7 +56,7 @@ _multiply, _divide = np.multiply, np.divide
 # half a microsecond, as much as `np.exp` of 100 values): one `clip` ufunc call
 # clamps, and the six powers are spelt out rather than looped over (the results are
 # those of `_polynomials`, bit for bit).
-_ERF = _coefficients(_kernels._ERF_NUM, _kernels._ERF_DEN)
+_ERF = _coefficients(_kernels.ERF_NUM, _kernels.ERF_DEN)
 _ERF_BOUND = np.asarray(3.832506856900711, _F32)  # 0-d arrays: cheaper than scalars
 _ERF_LOW = -_ERF_BOUND
 try:  # the ufunc itself: `np.clip` wraps it in 2 us of argument checks

@@ -5,18 +5,31 @@ operation: the same approximation (coefficients written down as the float32 valu
 uses), evaluated in the same order, with an `m.fma` wherever the compiler fuses a
 multiply into the add that consumes it (LLVM fuses a multiply with one use), subnormal
 arguments read as zero where the operation does arithmetic on them, and subnormal
-results flushed to zero. `m` is the arithmetic: `jaxlite.lax.xla_float32` passes one
-that works on float32 NumPy arrays and one that works on Python floats holding float32
-values (for 0-d inputs, where NumPy's per-call cost would dominate), so every
-polynomial exists once. Each operation of `m` rounds its result to float32:
-`mul`, `add`, `sub`, `div`, `sqrt`, `fma` (one rounding), `where`, `clamp`, `floor`,
-`abs`, `neg`, `daz` (subnormal to signed zero), `mul_ftz` (a product flushed to zero
-as flush-to-zero flushes it: where it is tiny after rounding to float32's precision,
-which `daz(mul(a, b))` misses for a product rounding up to the smallest normal),
-`copysign_one`, `isnan`, `pow2`
-(2**n by its bits, for integral n in [-127, 127]; 2**-127 reads as 0), `frexp`
-(mantissa in [0.5, 1) and exponent of a positive normal float) and `libm` (a call of
-the C library's float function, as XLA makes it).
+results flushed to zero. `kernel(*args, m)` runs it with the arithmetic `m`, so each
+algorithm exists once and several interpreters run it:
+
+- `jaxlite.lax.xla_float32` on float32 NumPy arrays, and on Python floats holding
+  float32 values (for 0-d inputs, where NumPy's per-call cost would dominate): the
+  eager exact results;
+- `jaxlite.backend.native.xla_math` on LLVM IR values of one float32 element: each
+  operation emits its instruction (Python floats become float32 constants), so
+  compiled code gives the same bits.
+
+So a kernel must not branch on values: every choice between values is `m.where`,
+and a Python `if` only on what is fixed when the kernel is written (`fused`,
+`m.libm_reads_subnormals()`). Each operation of `m` rounds its result to float32:
+`mul`, `add`, `sub`, `div`, `sqrt`, `fma` (one rounding), `where`, `clamp`
+(NaN propagating), `floor`, `abs`, `neg`, `daz` (subnormal to signed zero), `mul_ftz`
+(a product flushed to zero as flush-to-zero flushes it: where it is tiny after
+rounding to float32's precision, which `daz(mul(a, b))` misses for a product rounding
+up to the smallest normal), `copysign_one`, `pow2` (2**n by its bits, for integral n
+in [-127, 127]; 2**-127 reads as 0), `frexp` (mantissa in [0.5, 1) and exponent of a
+positive normal float) and `libm` (a call of the C library's float function, as XLA
+makes it). The comparisons `lt`, `le`, `gt`, `ge`, `eq` (ordered: false for NaN) and
+`isnan` give masks, combined with `or_` and `and_`, for `where`.
+
+The module is plain Python (NumPy only for its constants) in the backend layer, where
+both `lax` and `backend.native` may import it.
 """
 
 from __future__ import annotations
@@ -110,11 +123,12 @@ _LOG_P = tuple(
 _LOG_Q1 = _f(-2.12194440e-4)
 _LOG_Q2 = _f(0.693359375)
 _SQRT_HALF = _f(0.707106781186547524)
+_LOG1P_SMALL = _f(0.41421356237309504880)  # sqrt(2) - 1
 
 
 def log(x, m):
     mant, e = m.frexp(m.clamp(_TINY, x, _INF))
-    small = mant < _SQRT_HALF
+    small = m.lt(mant, _SQRT_HALF)
     e = m.sub(e, m.where(small, 1.0, 0.0))
     r = m.add(m.sub(mant, 1.0), m.where(small, mant, 0.0))
     r2 = m.mul(r, r)
@@ -127,9 +141,9 @@ def log(x, m):
     y = m.fma(y, r3, m.mul(e, _LOG_Q1))
     out = m.add(m.add(m.sub(r, m.mul(r2, 0.5)), y), m.mul(e, _LOG_Q2))
     # Subnormals count as zero (denormals-are-zero).
-    out = m.where(x < _TINY, -_INF, out)
-    out = m.where(x == _INF, _INF, out)
-    return m.where((x <= -_TINY) | m.isnan(x), _NAN, out)
+    out = m.where(m.lt(x, _TINY), -_INF, out)
+    out = m.where(m.eq(x, _INF), _INF, out)
+    return m.where(m.or_(m.le(x, -_TINY), m.isnan(x)), _NAN, out)
 
 
 _LOG1P_NUM = tuple(
@@ -169,7 +183,7 @@ def log1p(x, m, fused=True):
         small = m.add(x, m.fma(-0.5, x2, m.mul(m.mul(x, x2), ratio)))
     else:
         small = m.add(x, m.fma(m.mul(x, x2), ratio, m.mul(x2, -0.5)))
-    return m.where(m.abs(x) < _f(0.41421356237309504880), small, large)
+    return m.where(m.lt(m.abs(x), _LOG1P_SMALL), small, large)
 
 
 # --------------------------------------------------------------------------------------
@@ -189,6 +203,7 @@ _TANH_NUM = tuple(
     )
 )
 _TANH_DEN = tuple(_h(b) for b in (0x35A0D3D8, 0x38F895D6, 0x3B14AA05, 0x3BA059DD))
+_TANH_SMALL = _f(4e-4)  # tanh(x) = x below
 
 
 def tanh(x, m):
@@ -197,8 +212,8 @@ def tanh(x, m):
     x2 = m.daz(m.mul(xc, xc))
     num = m.mul(xc, _horner(m, x2, _TANH_NUM))
     out = m.div(num, _horner(m, x2, _TANH_DEN))
-    out = m.where(ax < _f(4e-4), x, out)
-    return m.where(ax >= 20.0, m.copysign_one(x), out)
+    out = m.where(m.lt(ax, _TANH_SMALL), x, out)
+    return m.where(m.ge(ax, 20.0), m.copysign_one(x), out)
 
 
 def expm1(x, m):
@@ -207,10 +222,10 @@ def expm1(x, m):
     h = m.mul(x, 0.5)
     # |x| <= 0.5: tanh(x / 2) * (exp(x) + 1), which keeps the low bits.
     near = m.mul(tanh(h, m), m.add(e, 1.0))
-    out = m.where(m.abs(x) > 0.5, m.sub(e, 1.0), near)
+    out = m.where(m.gt(m.abs(x), 0.5), m.sub(e, 1.0), near)
     # x itself where h is flushed to zero: x / 2 below the smallest normal, which
     # flush-to-zero flushes even where it rounds up to it (|x| an ulp below 2 * tiny).
-    return m.where(m.abs(x) < 2.0 * _TINY, x, out)
+    return m.where(m.lt(m.abs(x), 2.0 * _TINY), x, out)
 
 
 # --------------------------------------------------------------------------------------
@@ -224,7 +239,7 @@ def sinh(x, m):
     z1, s1 = exp_parts(m.add(x, -_LN2), m)
     z2, s2 = exp_parts(m.sub(-_LN2, x), m)
     far = m.fma(z1, s1, m.neg(m.daz(m.mul(z2, s2))))
-    return m.daz(m.where(m.abs(x) < 1.0, near, far))
+    return m.daz(m.where(m.lt(m.abs(x), 1.0), near, far))
 
 
 def cosh(x, m):
@@ -239,7 +254,7 @@ def cosh(x, m):
 # single-precision approximation: "Approximating the erfinv function", GPU Computing
 # Gems, 2011, a polynomial in w = -log(1 - x**2) split at w = 5)
 
-_ERF_NUM = tuple(
+ERF_NUM = tuple(
     _f(c)
     for c in (
         0.00022905065861350646,
@@ -249,7 +264,7 @@ _ERF_NUM = tuple(
         1.128379143519084,
     )
 )
-_ERF_DEN = tuple(
+ERF_DEN = tuple(
     _f(c)
     for c in (
         -1.1791602954361697e-7,
@@ -261,15 +276,16 @@ _ERF_DEN = tuple(
         1.0,
     )
 )
+_ERF_BOUND = _f(3.832506856900711)
 
 
 def erf(x, m):
     x = m.daz(x)
     x2 = m.daz(m.mul(x, x))
-    ratio = m.div(m.mul(x, _horner(m, x2, _ERF_NUM)), _horner(m, x2, _ERF_DEN))
-    inside = (m.abs(x) <= _f(3.832506856900711)) | m.isnan(x)
+    ratio = m.div(m.mul(x, _horner(m, x2, ERF_NUM)), _horner(m, x2, ERF_DEN))
+    inside = m.or_(m.le(m.abs(x), _ERF_BOUND), m.isnan(x))
     out = m.where(inside, ratio, m.copysign_one(x))
-    return m.where(x == 0.0, x, out)
+    return m.where(m.eq(x, 0.0), x, out)
 
 
 ERFINV_CENTRAL = tuple(
@@ -305,14 +321,14 @@ ERFINV_TAIL = tuple(
 def erf_inv(x, m):
     x = m.daz(x)
     w = m.neg(log1p(m.mul(x, m.neg(x)), m))
-    central = w < 5.0
+    central = m.lt(w, 5.0)
     w = m.where(central, m.sub(w, 2.5), m.sub(m.sqrt(w), 3.0))
     p = m.where(central, ERFINV_CENTRAL[0], ERFINV_TAIL[0])
     for c, t in zip(ERFINV_CENTRAL[1:], ERFINV_TAIL[1:]):
         p = m.fma(p, w, m.where(central, c, t))
     out = m.mul_ftz(p, x)
-    out = m.where(m.abs(x) == 1.0, m.mul(x, _INF), out)
-    return m.where(x == 0.0, x, out)
+    out = m.where(m.eq(m.abs(x), 1.0), m.mul(x, _INF), out)
+    return m.where(m.eq(x, 0.0), x, out)
 
 
 # --------------------------------------------------------------------------------------
@@ -362,7 +378,13 @@ def acos(x, m):
     out = m.libm("atan2f", root, flushed)
     # glibc 2.36's atan2f(1, x) of a negative subnormal x, read as zero with
     # denormals-are-zero: an ulp below pi / 2.
-    return m.where((flushed == 0.0) & (x < 0.0), _HALF_PI_BELOW, out)
+    return m.where(m.and_(m.eq(flushed, 0.0), m.lt(x, 0.0)), _HALF_PI_BELOW, out)
+
+
+# Where asinh and acosh switch to log(|x|) + log(2): from sqrt(max) (asinh's x * x
+# overflows) and from max / 2 (acosh's product, about 2x, overflows).
+_ASINH_FAR = _h(0x5F7FFFFF)
+_ACOSH_FAR = _h(0x7EFFFFFF)
 
 
 def asinh(x, m):
@@ -372,8 +394,8 @@ def asinh(x, m):
     q = m.daz(m.div(x2, m.add(m.sqrt(m.add(x2, 1.0)), 1.0)))
     near = log1p(m.add(ax, q), m)
     far = m.add(log(ax, m), _LN2)
-    sign = m.where(x == 0.0, x, m.copysign_one(x))
-    return m.mul(sign, m.where(ax >= _h(0x5F7FFFFF), far, near))
+    sign = m.where(m.eq(x, 0.0), x, m.copysign_one(x))
+    return m.mul(sign, m.where(m.ge(ax, _ASINH_FAR), far, near))
 
 
 def acosh(x, m):
@@ -382,13 +404,13 @@ def acosh(x, m):
     above = m.sqrt(m.add(x, 1.0))
     near = log1p(m.daz(m.mul(below, m.add(above, below))), m)
     far = m.add(log(x, m), _LN2)
-    return m.where(x >= _h(0x7EFFFFFF), far, near)
+    return m.where(m.ge(x, _ACOSH_FAR), far, near)
 
 
 def atanh(x, m):
     x = m.daz(x)
     out = m.mul(m.sub(log1p(x, m, False), log1p(m.neg(x), m, False)), 0.5)
-    return m.where(m.abs(x) > 1.0, _NAN, m.daz(out))
+    return m.where(m.gt(m.abs(x), 1.0), _NAN, m.daz(out))
 
 
 KERNELS = {
