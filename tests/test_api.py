@@ -62,11 +62,13 @@ def test_make_jaxpr_accepts_shape_dtype_structs():
     assert str(closed) == "{ lambda ; a:f32[2,3]. let b:f32[2,3] = sin a in (b,) }"
 
 
-def test_make_jaxpr_keeps_the_function_name():
+def test_make_jaxpr_names_the_function_as_jax():
     def my_fun(x):
         return x
 
-    assert jax.make_jaxpr(my_fun).__name__ == "my_fun"
+    assert jax.make_jaxpr(my_fun).__name__ == "make_jaxpr(my_fun)"
+    assert jax.make_jaxpr(my_fun).__qualname__.startswith("make_jaxpr(")
+    assert jax.make_jaxpr(my_fun).__wrapped__ is my_fun
 
 
 # ----------------------------------------------------------------------------------------

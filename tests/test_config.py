@@ -129,6 +129,8 @@ def test_trace_context_tracks_every_tracing_option():
         ("jax_disable_jit", not config.jax_disable_jit),
         ("jax_numpy_rank_promotion", "raise"),
         ("jax_default_matmul_precision", "highest"),
+        # As in JAX: jax.random's counters depend on it (include_in_trace_context).
+        ("jax_threefry_partitionable", not config.read("jax_threefry_partitionable")),
     ]
     seen = {before}
     for name, value in changes:
@@ -139,7 +141,6 @@ def test_trace_context_tracks_every_tracing_option():
 
 def test_trace_context_ignores_non_tracing_options():
     before = config.trace_context
-    config.update("jax_threefry_partitionable", False)
     config.update("jax_platforms", "cpu")
     assert config.trace_context == before
 

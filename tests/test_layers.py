@@ -28,11 +28,17 @@ LAYERS = (
     ("base", (
         "config", "dtypes", "errors", "util", "effects", "tree_util", "tree_keys",
         "tree", "source_info", "monitoring", "profiler", "version", "cpu_device",
-        "sharding", "linear_util",
+        "sharding", "linear_util", "distributed",
     )),
-    # core: Primitive, bind, traces, avals, jaxprs, eval_jaxpr, the Array type, and
-    # JAX's extension API on them (core_extension)
-    ("core", ("core", "array", "typing", "core_extension", "jaxpr_printer")),
+    # core: Primitive, bind, traces, avals, jaxprs, eval_jaxpr, the Array type, the
+    # stored arrays of extended dtypes (core_physical) and JAX's extension API on them
+    # (core_extension)
+    ("core", (
+        "core", "array", "typing", "core_extension", "core_physical", "jaxpr_printer",
+        "distributed.global_array", "tracer_leaks",
+        # mutable array references: their aval, value type and index parsing
+        "state", "state.types", "state.indexing",
+    )),
     # interpreters: partial evaluation, autodiff, batching
     ("interpreters", ("interpreters",)),
     # backend: how a jaxpr runs; JAX's `interpreters.mlir` (register_lowering) fills
@@ -53,12 +59,14 @@ LAYERS = (
         "image", "ad_checkpoint", "custom_batching", "custom_derivatives", "debug",
         "debugger", "debug_sharding", "dlpack", "flatten_util", "shard_map",
         "test_util", "extend",
+        # the reference primitives (built from jax.numpy) and their discharge
+        "state.primitives", "state.discharge", "ref",
         # JAX's private modules, for jaxlite.install_as_jax() only
         "_src",
     )),
     # face: the public re-exports, and the tour, a program run on the public API
     # (and `jax` as a name for jaxlite: jax_alias, `python -m jaxlite`)
-    ("face", ("__init__", "tour", "tour_callbacks", "jax_alias", "__main__")),
+    ("face", ("__init__", "tour", "tour_callbacks", "jax_alias", "__main__", "launch")),
 )  # fmt: skip
 
 # Interpreters may import `jaxlite.lax` lazily (inside a function), as JAX's

@@ -24,6 +24,7 @@ import jaxlite.numpy as jnp  # noqa: E402
 from jaxlite import lax  # noqa: E402
 from jaxlite.backend import native, tiering  # noqa: E402
 from jaxlite.config import override  # noqa: E402
+from jaxlite.interpreters.physical import physicalize  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
@@ -378,7 +379,8 @@ def _leaves(tree):
 def test_native_matches_numpy_backend_and_jax(name):
     make, make_args = PROGRAMS[name]
     f, args = make(jaxlite), make_args()
-    closed = jaxlite.make_jaxpr(f)(*args)
+    # As `backend.compile` hands it to a backend: keys as their uint32 data.
+    closed = physicalize(jaxlite.make_jaxpr(f)(*args))
     exe = native.compile(closed)
     assert exe is not None, f"{name} did not compile natively"
     flat_args = _leaves(args)

@@ -66,6 +66,9 @@ LINEAR = {
     "select_and_scatter_add", "custom_linear_solve", "reduce_precision", "complex",
     "optimization_barrier",
     "psum", "all_gather", "reduce_scatter", "ppermute", "all_to_all",
+    "process_allreduce", "process_all_gather", "process_reduce_scatter",
+    "process_all_to_all", "process_permute", "process_broadcast",
+    "process_replicated",
     "ragged_dot_general", "linear_call", "closed_call", "call",
 }  # fmt: skip
 
@@ -73,6 +76,10 @@ LINEAR = {
 _SPECIAL_BIND = (
     "a higher-order primitive with its own bind: each trace handles it in its "
     "process_custom_{jvp,vjp}_call method (checked below), not through the rule tables"
+)
+_KEY_PRIMITIVES = (
+    "random_seed random_split random_fold_in random_bits random_wrap random_unwrap "
+    "random_gamma"
 )
 EXEMPTIONS = {
     ("custom_jvp_call", "impl"): _SPECIAL_BIND,
@@ -93,6 +100,12 @@ EXEMPTIONS = {
     # JAX defines no derivative of LAPACK's compact QR (jnp.linalg.qr(mode="raw"));
     # the JVP trace raises JAX's "Differentiation rule for 'geqrf' not implemented".
     ("geqrf", "jvp"): "not differentiable in JAX either",
+    # Operands or results of a key dtype: evaluation runs the primitive's physical
+    # rule on the keys' data (core.physical_rules), never an impl.
+    **{
+        (name, "impl"): "keys: evaluated by its physical rule"
+        for name in _KEY_PRIMITIVES.split()
+    },
 }
 
 # (primitive, rule) -> a program that needs the missing rule. These are bugs, in modules

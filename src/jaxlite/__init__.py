@@ -97,12 +97,14 @@ from jaxlite.lax.callbacks import effects_barrier, pure_callback
 from jaxlite import debug, experimental
 from jaxlite import random
 from jaxlite import nn, scipy
-from jaxlite import custom_batching, custom_derivatives, sharding, version
+from jaxlite import custom_batching, custom_derivatives, distributed, sharding, version
 
 # As JAX: `jax.interpreters.mlir` (register_lowering) is there after `import jax`.
 from jaxlite.interpreters import mlir as _mlir
 from jaxlite import dlpack
 from jaxlite import image, monitoring, profiler, stages, typing
+from jaxlite import ref
+from jaxlite.ref import Ref, empty_ref, free_ref, freeze, new_ref
 from jaxlite.dtypes import float0
 from jaxlite.version import __version__, __version_info__
 from jaxlite.jax_alias import install_as_jax
@@ -135,6 +137,7 @@ __all__ = [
     "custom_gradient",
     "default_device",
     "default_matmul_precision",
+    "distributed",
     "ensure_compile_time_eval",
     "float0",
     "host_count",
@@ -213,6 +216,12 @@ __all__ = [
     "numpy",
     "random",
     "tree_util",
+    "Ref",
+    "empty_ref",
+    "free_ref",
+    "freeze",
+    "new_ref",
+    "ref",
 ]
 
 del _config_module

@@ -45,9 +45,10 @@ from jaxlite.core import (
     impl_rules,
     jaxpr_as_fun,
     no_effects,
+    physical_rules,
     set_current_trace,
 )
-from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import ad, batching, physical
 from jaxlite.interpreters.partial_eval import (
     DynamicJaxprTrace,
     _flat_arg_names,
@@ -323,6 +324,7 @@ ad.jvp_rules[remat_p] = _remat_jvp
 ad.partial_eval_rules[remat_p] = _remat_partial_eval
 ad.transpose_rules[remat_p] = _remat_transpose
 batching.batch_rules[remat_p] = _remat_batch
+physical_rules[remat_p] = physical.inline_call("jaxpr")
 impl_rules[remat_p] = _remat_impl
 closure_call_primitives.add(remat_p)
 

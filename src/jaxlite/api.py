@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 
 import numpy as np
 
 from jaxlite import tree_util
 from jaxlite.api_util import shaped_abstractify, trace_flat
+from jaxlite.api_vmap import broadcast_prefix
 from jaxlite.config import override as config_override
 from jaxlite.core import Array, ShapedArray, ShapeDtypeStruct, as_value, is_jax_type
 from jaxlite.dispatch import jit, jit_p  # noqa: F401
+from jaxlite.distributed.topology import spanning_processes
 from jaxlite.interpreters import batching
 from jaxlite.interpreters.partial_eval import (
     abstractify,
@@ -78,6 +81,11 @@ def make_jaxpr(
             return closed, tree_util.tree_unflatten(out_tree, shapes)
         return closed
 
+    # As JAX names it.
+    if hasattr(fun, "__qualname__"):
+        make.__qualname__ = f"make_jaxpr({fun.__qualname__})"
+    if hasattr(fun, "__name__"):
+        make.__name__ = f"make_jaxpr({fun.__name__})"
     return make
 
 
@@ -103,14 +111,83 @@ from jaxlite.runtime import (  # noqa: E402, F401  (re-exported)
     local_device_count,
     local_devices,
 )
-from jaxlite.sharding import SingleDeviceSharding  # noqa: E402, F401
+from jaxlite.sharding import (  # noqa: E402, F401
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+)
 
 _DEVICE = devices()[0]
 
 
+def _placement_leaf(d):
+    """Whether `d` may stand for where `device_put` puts a leaf, as JAX checks it:
+    None, a Device, a Sharding, a PartitionSpec (under a mesh) or a Format (only
+    made by `jaxlite.experimental.layout`, so looked for only once it is loaded)."""
+    if d is None or isinstance(d, (Device, Sharding, PartitionSpec)):
+        return True
+    layout = sys.modules.get("jaxlite.experimental.layout")
+    return layout is not None and isinstance(d, (layout.Format, layout.Layout))
+
+
+def _placements(what, value, spec, leaves):
+    """`spec` (one placement, or a tree prefix of the value) per leaf, checked."""
+    if _placement_leaf(spec):
+        flat = [spec] * len(leaves)
+    else:
+        flat = broadcast_prefix(spec, value, f"device_put {what}")
+    for d in flat:
+        if not _placement_leaf(d):
+            raise ValueError(
+                "`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, "
+                "`jax.Device`, `Format`, `jax.memory.Space` or a pytree of these "
+                f"values. Received invalid value: {d}"
+            )
+    return flat
+
+
+def _flags(what, value, spec, n):
+    if isinstance(spec, bool) or spec is None:
+        return [spec] * n
+    return broadcast_prefix(spec, value, f"device_put {what}")
+
+
+def _check_device_put_leaf(x):
+    """What JAX refuses to put on a device, with its TypeErrors: strings, objects
+    with no dtype, arrays of Python objects."""
+    if isinstance(x, str):  # NumPy would take it for an array of characters
+        raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        if type(x) in (bool, int, float, complex) or hasattr(x, "__jax_array__"):
+            return
+        raise TypeError(
+            f"Cannot interpret value of type {type(x)} as an abstract array; it "
+            "does not have a dtype attribute"
+        )
+    if isinstance(dtype, np.dtype) and dtype == np.dtype(object):
+        raise TypeError(
+            "Dtype object is not a valid JAX array type. Only arrays of numeric "
+            "types are supported by JAX."
+        )
+
+
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
-    """Place `x` on the device: leaves become jaxlite Arrays."""
-    return tree_util.tree_map(as_value, x)
+    """Place `x` on the device: leaves become jaxlite Arrays. `device` and `src`
+    (a Device, Sharding, ..., or a tree prefix of `x` of them) and `donate` and
+    `may_alias` (bools, or tree prefixes of bools) are checked as JAX checks them;
+    jaxlite has one device, so every placement is that device."""
+    leaves, treedef = tree_util.tree_flatten(x)
+    for leaf in leaves:
+        _check_device_put_leaf(leaf)
+    _placements("device", x, device, leaves)
+    if src is not None:
+        _placements("source", x, src, leaves)
+    donate_flat = _flags("donate", x, donate, len(leaves))
+    alias_flat = _flags("may_alias", x, may_alias, len(leaves))
+    if any(m and d for m, d in zip(alias_flat, donate_flat)):
+        raise ValueError("may_alias and donate cannot be True at the same time.")
+    return tree_util.tree_unflatten(treedef, [as_value(leaf) for leaf in leaves])
 
 
 def device_get(x):
@@ -227,10 +304,20 @@ def pmap(
             axis_name=axis_name,
             axis_size=axis_size,
         )
+        # Across processes (jax.distributed), collectives over `axis_name` span
+        # them all: each process maps its own leading axis.
+        batched = spanning_processes(batched, axis_name)
         return jit(batched, static_argnums=tuple(i % nargs for i in static))
 
     @functools.wraps(fun)
     def pmapped(*args, **kwargs):
+        if static and max(static) >= len(args):
+            raise ValueError(
+                f"pmapped function has static_broadcasted_argnums={static} but was "
+                f"called with only {len(args)} positional "
+                f"argument{'s' if len(args) > 1 else ''}. All static broadcasted "
+                "arguments must be passed positionally."
+            )
         f = compiled.get(len(args))
         if f is None:
             f = compiled[len(args)] = mapped_for(len(args))
@@ -278,7 +365,14 @@ def _no_op_context(*args, **kwargs):
 
 
 # Debugging switches of JAX that have nothing to switch in jaxlite (no transfers, no
-# compilation logs, leaks are always checked): accepted so code using them runs.
+# compilation logs): accepted so code using them runs.
 transfer_guard = transfer_guard_host_to_device = _no_op_context
 transfer_guard_device_to_device = transfer_guard_device_to_host = _no_op_context
-log_compiles = checking_leaks = _no_op_context
+log_compiles = _no_op_context
+
+
+def checking_leaks():
+    """Inside the block, a transformation whose tracers outlive it (stored in a
+    global, a list, an object) fails when it finishes, naming them and what keeps
+    them alive: the `jax_check_tracer_leaks` option (see `jaxlite.tracer_leaks`)."""
+    return config_override("jax_check_tracer_leaks", True)

@@ -8,7 +8,7 @@ import functools
 import numpy as np
 
 from jaxlite import dtypes, tree_util
-from jaxlite.api_util import flatten_fun_aux, split_aux, trace_flat
+from jaxlite.api_util import check_callable, flatten_fun_aux, split_aux, trace_flat
 from jaxlite.core import (
     Array,
     ShapedArray,
@@ -16,10 +16,11 @@ from jaxlite.core import (
     eval_jaxpr,
     float0_value,
     get_aval,
+    is_jax_type,
 )
 from jaxlite.interpreters import ad
 from jaxlite.interpreters.partial_eval import abstractify
-from jaxlite.util import fun_sourceinfo, wraps
+from jaxlite.util import fun_name, fun_sourceinfo, wraps
 
 # Primals passed as Python scalars are literals of the linear jaxpr, not residual leaves
 # of the returned function (as JAX).
@@ -50,6 +51,7 @@ def _tangent_leaf(t, p, where):
 
 def jvp(fun, primals, tangents, has_aux=False):
     """Forward-mode: `(fun(*primals), d fun(primals) . tangents)`."""
+    check_callable(fun)
     if not isinstance(primals, (tuple, list)) or not isinstance(
         tangents, (tuple, list)
     ):
@@ -57,14 +59,16 @@ def jvp(fun, primals, tangents, has_aux=False):
             "primal and tangent arguments to jax.jvp must be tuples or lists; found "
             f"{type(primals).__name__} and {type(tangents).__name__}."
         )
-    p_leaves, p_tree = tree_util.tree_flatten(tuple(primals))
-    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    # As JAX, a tuple of primals and a list of tangents differ.
+    p_leaves, p_tree = tree_util.tree_flatten(primals)
+    t_leaves, t_tree = tree_util.tree_flatten(tangents)
     if p_tree != t_tree:
         raise TypeError(
             "primal and tangent arguments to jax.jvp must have the same tree structure; "
             f"primals have tree structure {p_tree} whereas tangents have tree structure "
             f"{t_tree}."
         )
+    p_tree = tree_util.tree_structure(tuple(primals))
     p_leaves = [as_value(p) for p in p_leaves]
     t_leaves = [
         _tangent_leaf(
@@ -85,6 +89,7 @@ def jvp(fun, primals, tangents, has_aux=False):
 
 def linearize(fun, *primals, has_aux=False):
     """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` evaluates the linear map."""
+    check_callable(fun)
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     literal = [type(p) in _PY_SCALARS for p in p_leaves]
     p_leaves = [as_value(p) for p in p_leaves]
@@ -93,6 +98,7 @@ def linearize(fun, *primals, has_aux=False):
     outs, aux = split_aux(box, outs)
     out_tree = box["tree"]
     n_out = len(outs)
+    p_avals = [get_aval(p) for p in p_leaves]
 
     jaxpr = linear.jaxpr
 
@@ -104,6 +110,8 @@ def linearize(fun, *primals, has_aux=False):
                 f"original primal values: expected {p_tree}, got {t_tree}."
             )
         t_leaves = [as_value(t) for t in t_leaves]
+        for t, p_aval in zip(t_leaves, p_avals):
+            _check_linearized_tangent(get_aval(t), p_aval)
         out_t = eval_jaxpr(jaxpr, consts, *t_leaves)[:n_out]
         return tree_util.tree_unflatten(out_tree, [_user_value(t) for t in out_t])
 
@@ -115,8 +123,43 @@ def linearize(fun, *primals, has_aux=False):
     return out, f_jvp
 
 
+def _check_linearized_tangent(t_aval, p_aval):
+    """A tangent given to a linearized function has its primal's tangent type
+    (shape and dtype; weak types aside), with JAX's ValueError otherwise."""
+    expected = ad.tangent_aval(p_aval)
+    if (t_aval.shape, t_aval.dtype) != (expected.shape, expected.dtype):
+        raise ValueError(
+            "linearized function called on tangent values inconsistent with the "
+            f"original primal values:\nGot tangent aval {t_aval} for primal aval "
+            f"{p_aval} but expected {expected}."
+        )
+
+
+_VJP_TOO_MANY_ARGS = """
+The function returned by `jax.vjp` applied to {} was called with {} arguments,
+but functions returned by `jax.vjp` must be called with a single argument
+corresponding to the single value returned by the function being differentiated
+(even if that returned value is a tuple or other container).
+
+For example, if we have:
+
+  def f(x):
+    return (x, x)
+  _, f_vjp = jax.vjp(f, 1.0)
+
+the function `f` returns a single tuple as output, and so we call `f_vjp` with a
+single tuple as its argument:
+
+  x_bar, = f_vjp((2.0, 2.0))
+
+If we instead call `f_vjp(2.0, 2.0)`, with the values 'splatted out' as
+arguments rather than in a tuple, this error can arise.
+"""
+
+
 def vjp(fun, *primals, has_aux=False):
     """`(fun(*primals), f_vjp)` where `f_vjp(cotangent)` returns input cotangents."""
+    check_callable(fun)
     p_leaves, p_tree = tree_util.tree_flatten(primals)
     literal = [type(p) in _PY_SCALARS for p in p_leaves]
     p_leaves = [as_value(p) for p in p_leaves]
@@ -130,7 +173,9 @@ def vjp(fun, *primals, has_aux=False):
     in_avals = [get_aval(p) for p in p_leaves]
     jaxpr = linear.jaxpr
 
-    def f_vjp(consts, cotangent):
+    def f_vjp(consts, cotangent, *extra):
+        if extra:
+            raise TypeError(_VJP_TOO_MANY_ARGS.format(fun_name(fun), len(extra) + 1))
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
         if ct_tree != out_tree:
             raise ValueError(
@@ -198,8 +243,16 @@ def _dtype_name(x):
     return dtype, dtype.name
 
 
+def _check_arg(x):
+    """A differentiated input is a JAX value (JAX's `dispatch.check_arg`)."""
+    dtype = getattr(x, "dtype", None)
+    if not is_jax_type(x) or (isinstance(dtype, np.dtype) and dtype.kind == "O"):
+        raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type.")
+
+
 def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
     """Inputs of grad/jacrev: inexact, or (with allow_int) integer, bool or key."""
+    _check_arg(x)
     dtype, dtype_name = _dtype_name(x)
     if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
         raise TypeError(
@@ -252,6 +305,7 @@ def _check_output_dtype_revderiv(name, holomorphic, x):
 
 def _check_input_dtype_jacfwd(holomorphic, x):
     """Inputs of jacfwd: real floats, or complex with holomorphic=True."""
+    _check_arg(x)
     dtype, dtype_name = _dtype_name(x)
     if dtypes.is_extended(dtype):
         raise TypeError(f"jacfwd with input element type {dtype_name}")
@@ -327,6 +381,7 @@ def value_and_grad(
     fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()
 ):
     """A function returning `(fun(*args), grad of fun with respect to args[argnums])`."""
+    check_callable(fun)
     int_argnums = isinstance(argnums, int)
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
 
@@ -395,6 +450,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian by forward mode: one JVP per input element (vectorized with vmap)."""
     from jaxlite.api_vmap import vmap
 
+    check_callable(fun)
     int_argnums = isinstance(argnums, int)
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
 
@@ -465,6 +521,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """Jacobian by reverse mode: one VJP per output element (vectorized with vmap)."""
     from jaxlite.api_vmap import vmap
 
+    check_callable(fun)
     int_argnums = isinstance(argnums, int)
     argnums_t = (argnums,) if int_argnums else tuple(argnums)
 

@@ -26,9 +26,10 @@ arguments (`debug_info(traced_for, fun, args, kwargs)`).
 from __future__ import annotations
 
 import functools
+import inspect
 
 from jaxlite import tree_util
-from jaxlite.core import Tracer
+from jaxlite.core import Tracer, is_jax_type
 from jaxlite.interpreters import partial_eval
 from jaxlite.interpreters.partial_eval import abstractify, trace_to_jaxpr
 from jaxlite.linear_util import WrappedFun
@@ -36,6 +37,7 @@ from jaxlite.util import safe_map, safe_zip  # noqa: F401  (JAX's api_util has t
 
 __all__ = [
     "arg_type_error",
+    "check_callable",
     "debug_info",
     "flatten_fun",
     "flatten_fun_aux",
@@ -44,6 +46,17 @@ __all__ = [
     "split_aux",
     "trace_flat",
 ]
+
+
+def check_callable(fun):
+    """JAX's checks of the function a transformation is given (TypeError): a
+    callable, not a staticmethod object, not a generator function."""
+    if isinstance(fun, staticmethod):
+        raise TypeError(f"staticmethod arguments are not supported, got {fun}")
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    if inspect.isgeneratorfunction(fun):
+        raise TypeError(f"Expected a function, got a generator function: {fun}")
 
 
 def _out_tree_store():
@@ -169,8 +182,36 @@ def trace_flat(fun, in_tree, in_avals, debug_info=None, *, kwargs=False):
     `fun(*args, **kw)` with `kwargs=True` and `in_tree` the tree of `(args, kw)`."""
     flatten = flatten_fun if kwargs else flatten_fun_nokwargs
     flat_fun, out_tree = flatten(fun, in_tree)
-    closed = trace_to_jaxpr(flat_fun, in_avals, debug_info)
+    suspects = []  # outputs that may be no JAX values (never tracers: no leaks)
+
+    def traced(*leaves):
+        outs = flat_fun(*leaves)
+        suspects[:] = [
+            (i, x)
+            for i, x in enumerate(outs)
+            if not (isinstance(x, Tracer) or is_jax_type(x))
+        ]
+        return outs
+
+    try:
+        closed = trace_to_jaxpr(traced, in_avals, debug_info)
+    except TypeError:
+        if suspects and debug_info is not None:  # the jaxpr could not take it
+            raise _returned_non_jaxtype(debug_info, out_tree(), *suspects[0]) from None
+        raise
     return closed, out_tree()
+
+
+def _returned_non_jaxtype(info, out_tree, i, x):
+    """JAX's TypeError naming the traced function and its output `x` (leaf `i`),
+    which is not a JAX value."""
+    dummy = tree_util.tree_unflatten(out_tree, range(out_tree.num_leaves))
+    path = tree_util.tree_flatten_with_path(dummy)[0][i][0]
+    where = f" at output component {tree_util.keystr(path)}" if path else ""
+    return TypeError(
+        f"function {info.func_name} traced for {info.what} returned a value of "
+        f"type {type(x)}{where}, which is not a valid JAX type"
+    )
 
 
 def arg_type_error(fun, x, i, info):

@@ -8,30 +8,47 @@ import inspect
 import numpy as np
 
 from jaxlite import tree_util
+from jaxlite.api_util import check_callable
 from jaxlite.core import as_value, get_aval
 from jaxlite.interpreters import batching
 from jaxlite.interpreters.batching import not_mapped
-from jaxlite.util import wraps
+from jaxlite.util import fun_name, wraps
 
 
 def _is_axis_leaf(x):
     return x is None
 
 
-def broadcast_prefix(prefix, tree, what):
-    """One entry of `prefix` (a tree prefix of `tree`) per leaf of `tree`."""
+def broadcast_prefix(prefix, tree, name, shown=None):
+    """One entry of `prefix` (a tree prefix of `tree`, None an entry) per leaf of
+    `tree`; else JAX's ValueError naming `prefix` `name` ("vmap in_axes") and listing
+    each place where they differ, for `shown` (the prefix as the user gave it,
+    compared with `tree`'s first child: the positional arguments) when given."""
     axes, prefix_tree = tree_util.tree_flatten(prefix, is_leaf=_is_axis_leaf)
     try:
         subtrees = prefix_tree.flatten_up_to(tree)
-    except (ValueError, TypeError) as e:
-        raise ValueError(
-            f"vmap {what} specification must be a tree prefix of the corresponding value, "
-            f"got specification {prefix} for value tree {tree_util.tree_structure(tree)}."
-        ) from e
+    except (ValueError, TypeError):
+        full = tree if shown is None else tree[0]
+        raise tree_prefix_error(
+            name, prefix if shown is None else shown, full
+        ) from None
     out = []
     for axis, sub in zip(axes, subtrees):
-        out.extend([axis] * len(tree_util.tree_leaves(sub)))
+        out.extend([axis] * tree_util.tree_structure(sub).num_leaves)
     return out
+
+
+def tree_prefix_error(name, prefix, tree):
+    """JAX's ValueError for a specification `prefix` (axes, devices) that is not a
+    tree prefix of the value `tree`, with the details of each mismatch."""
+    leaves, treedef = tree_util.tree_flatten(tree)
+    dummy = treedef.unflatten([tree_util.PytreeLeaf() for _ in leaves])
+    errors = tree_util.prefix_errors(prefix, dummy)  # None a node here, as JAX
+    details = "\n  ".join(e(name).args[0] for e in errors)
+    return ValueError(
+        f"{name} specification must be a tree prefix of the corresponding value; "
+        f"\n  Mismatch details ({len(errors)} found):\n  {details}"
+    )
 
 
 # Types that vmap maps as a whole rather than leaf by leaf (JAX's
@@ -111,12 +128,14 @@ def _argument_names(fun, args, kwargs):
     return names
 
 
-def _inconsistent_sizes_error(fun, args, kwargs, dims, sizes):
-    """JAX's ValueError for mapped axes of different sizes: the most common size
-    first, one example argument per size."""
+def _inconsistent_sizes_error(fun, args, kwargs, dims, sizes, axis_size=None):
+    """JAX's ValueError for mapped axes of different sizes (or other than the
+    `axis_size` given): the most common size first, one example argument per size."""
     names = _argument_names(fun, args, kwargs)
     counts = collections.Counter(s for s, *_ in sizes).most_common()
     lines = []
+    if axis_size is not None:
+        lines.append(f"  * the `axis_size` argument was {axis_size}")
     for rank, (size, count) in enumerate(counts):
         _, i, _, aval = next(entry for entry in sizes if entry[0] == size)
         where = (
@@ -138,8 +157,7 @@ def vmap(
     fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None
 ):
     """Vectorise `fun` over axis `in_axes` of its arguments (JAX's semantics)."""
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun}")
+    check_callable(fun)
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     # As JAX, checked here rather than at the call: axes are Python ints (not bools
@@ -156,6 +174,14 @@ def vmap(
                 f"types as leaves, but got {axes}."
             )
 
+    name = fun_name(fun)
+    docstr = (
+        f"Vectorized version of {name}. Takes similar arguments as {name} but with "
+        f"additional array axes over which {name} is mapped."
+    )
+    if getattr(fun, "__doc__", None):
+        docstr += "\n\nOriginal documentation:\n\n" + fun.__doc__
+
     @wraps(fun)
     def vmapped(*args, **kwargs):
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
@@ -169,7 +195,7 @@ def vmap(
             in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args),
             0,
         )
-        dims = broadcast_prefix(axes_prefix, (args, kwargs), "in_axes")
+        dims = broadcast_prefix(axes_prefix, (args, kwargs), "vmap in_axes", in_axes)
         if _has_vmappable((args, kwargs)):
             (args, kwargs), dims = _map_vmappables(
                 axes_prefix,
@@ -197,36 +223,42 @@ def vmap(
             sizes.append((shape[d], i, d, get_aval(x)))
         size = axis_size
         distinct = {s for s, *_ in sizes}
-        if size is None:
-            if not sizes:
-                raise ValueError(
-                    "vmap must have at least one non-None value in in_axes, or be given "
-                    "axis_size"
-                )
-            if len(distinct) > 1:
-                raise _inconsistent_sizes_error(fun, args, kwargs, dims, sizes)
-            size = sizes[0][0]
-        elif distinct and distinct != {size}:
+        if size is None and not leaves:
             raise ValueError(
-                f"vmap got axis_size={size} but the mapped axes have sizes {sorted(distinct)}"
+                "vmap wrapped function must be passed at least one argument "
+                "containing an array or axis_size must be specified, got empty "
+                f"*args={args} and **kwargs={kwargs}"
             )
+        if size is None and not sizes:
+            raise ValueError(
+                "vmap must have at least one non-None value in in_axes or axis_size "
+                "must be specified"
+            )
+        if len(distinct | ({size} - {None})) > 1:
+            raise _inconsistent_sizes_error(fun, args, kwargs, dims, sizes, size)
+        if size is None:
+            size = sizes[0][0]
         out_box = {}
 
         def flat_fun(*flat):
             a, kw = tree_util.tree_unflatten(in_tree, flat)
             out = fun(*a, **kw)
             out_leaves, out_box["tree"] = tree_util.tree_flatten(out)
-            out_box["out"] = out
             return out_leaves
 
         outs, out_dims = batching.vmap_flat(flat_fun, size, vals, in_dims, axis_name)
         out_tree = out_box["tree"]
         out_spec = broadcast_prefix(
-            out_axes, tree_util.tree_unflatten(out_tree, outs), "out_axes"
+            out_axes, tree_util.tree_unflatten(out_tree, outs), "vmap out_axes"
         )
         results = []
         for o, d, spec in zip(outs, out_dims, out_spec):
             if spec is None:
+                if d is not not_mapped and axis_name is not None:
+                    raise ValueError(
+                        f"vmap has mapped output (axis_name={axis_name}) but out_axes "
+                        "is None"
+                    )
                 if d is not not_mapped:
                     raise ValueError(
                         f"at vmap out_axes, got axis spec None but output was batched on "
@@ -250,4 +282,5 @@ def vmap(
             )
         return out
 
+    vmapped.__doc__ = docstr  # as JAX's
     return vmapped

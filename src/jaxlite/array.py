@@ -24,7 +24,7 @@ import os
 import numpy as np
 
 from jaxlite import dtypes
-from jaxlite.cpu_device import devices
+from jaxlite.cpu_device import default_device
 from jaxlite.errors import JaxRuntimeError
 from jaxlite.sharding import SingleDeviceSharding
 
@@ -405,6 +405,14 @@ class Array(metaclass=_ArrayType):
     def is_deleted(self):
         return type(self._value) is _DeletedBuffer
 
+    def unsafe_buffer_pointer(self):
+        """The address of the buffer's first byte, as JAX's (to tell buffers apart;
+        reading or writing through it is unsafe). A NumPy scalar value, which has no
+        buffer of its own, is first made a 0-d array, so the address stays stable."""
+        if isinstance(self._value, np.generic):
+            self._value = np.asarray(self._value)
+        return self._value.ctypes.data
+
     def delete(self):
         """Free the buffer: any later read of this Array's data raises (its shape
         and dtype stay readable), as JAX's `Array.delete`."""
@@ -420,15 +428,15 @@ class Array(metaclass=_ArrayType):
         return False
 
     def devices(self):
-        return set(devices())
+        return {default_device()}
 
     @property
     def device(self):
-        return devices()[0]
+        return default_device()
 
     @property
     def sharding(self):
-        return SingleDeviceSharding(devices()[0])
+        return SingleDeviceSharding(default_device())
 
 
 def _c_contiguous(value):

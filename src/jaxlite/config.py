@@ -117,6 +117,12 @@ def _check_optional_str(name, value):
     return value
 
 
+def _launched_by_mpi():
+    from jaxlite.distributed import launched_by_mpi  # a base module, like this one
+
+    return launched_by_mpi()
+
+
 def _check_num_cpu_devices(name, value):
     if isinstance(value, str) and name.isupper():  # JAX_NUM_CPU_DEVICES
         try:
@@ -128,11 +134,12 @@ def _check_num_cpu_devices(name, value):
             "new int config value must be None or of type int, got "
             f"{value} of type {type(value)}"
         )
-    if value is not None and value > 1:
+    if value is not None and value > 1 and not _launched_by_mpi():
         warnings.warn(
-            f"{name}={value}: jaxlite has one CPU device; the option is recorded, "
-            "but jax.devices() stays that one device (code that needs several "
-            "devices cannot run on jaxlite).",
+            f"{name}={value}: jaxlite has one CPU device in a single process; the "
+            "option is recorded, but jax.devices() stays that one device. It takes "
+            "effect in a program of several processes: each gets that many devices "
+            "at jax.distributed.initialize().",
             UserWarning,
             stacklevel=4,
         )
@@ -154,11 +161,6 @@ def _check_prng_impl(name, value):
         raise ValueError(
             f"new enum value must be in {list(_PRNG_IMPLS)}, got {value!r} of type "
             f"{type(value)}."
-        )
-    if value != "threefry2x32":
-        raise NotImplementedError(
-            f'{name}={value!r}: jaxlite implements only the "threefry2x32" PRNG '
-            "(JAX's default); leave the option at its default."
         )
     return value
 
@@ -267,6 +269,7 @@ _TRACE_OPTIONS = (
     "jax_default_matmul_precision",
     "jax_softmax_custom_jvp",
     "jax_allow_f16_reductions",
+    "jax_threefry_partitionable",  # which counters random bits use
     "jaxlite_backend",  # not a tracing option, but what compiles the trace
 )
 # The names of `config.trace_context`'s entries, in order (for cache-miss messages).
@@ -531,8 +534,8 @@ debug_infs = State(
 
 check_tracer_leaks = State(
     "jax_check_tracer_leaks",
-    "Tracer leak checking: jaxlite always checks for leaked tracers (a leaked one "
-    "raises UnexpectedTracerError where it is used), so this only reads back.",
+    "Tracer leak checking: inside `with check_tracer_leaks(True):` a transformation "
+    "whose tracers outlive it fails when it ends (see jaxlite.tracer_leaks).",
 )
 debug_key_reuse = State(
     "jax_debug_key_reuse",
@@ -562,7 +565,7 @@ threefry_partitionable = State(
 )
 default_prng_impl = EnumState(
     "jax_default_prng_impl",
-    'The default PRNG implementation; jaxlite has only "threefry2x32".',
+    'The default PRNG implementation: "threefry2x32" (the default), "rbg", ...',
 )
 enable_custom_prng = State(
     "jax_enable_custom_prng",

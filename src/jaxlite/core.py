@@ -62,7 +62,10 @@ class ShapedArray(AbstractValue):
 
     def __init__(self, shape, dtype, weak_type=False, sharding=None):
         self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+        if isinstance(dtype, dtypes.ExtendedDType):  # keys: see `physical_aval`
+            self.dtype = dtype
+        else:
+            self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         if sharding is not None:  # else the default, made when asked for
             self._sharding = sharding
@@ -84,6 +87,7 @@ class ShapedArray(AbstractValue):
         return ShapedArray(self.shape, dtypes.float0)
 
     to_ct_aval = to_tangent_aval
+    at_least_vspace = to_tangent_aval  # JAX's older name, still in its API (distrax)
 
     def update_weak_type(self, weak_type):
         return self.update(weak_type=weak_type)
@@ -194,6 +198,20 @@ class ShapeDtypeStruct:
     def __hash__(self):
         return hash((self.shape, self.dtype, self.weak_type))
 
+    # As in JAX, a ShapeDtypeStruct is an abstract constant: a traced function may
+    # close over it or return it, and it stands in the jaxpr as a constant of its
+    # aval (what `eval_shape` needs), but it has no value to compute with (running
+    # such a jaxpr raises ABSTRACT_CONSTANT_MESSAGE). Like JAX's, it has no
+    # `__array__`: NumPy sees an opaque object.
+
+
+ABSTRACT_CONSTANT_MESSAGE = (
+    "A ShapeDtypeStruct does not have a value and cannot be used as a constant in a "
+    "JAX function: it describes an array's shape and dtype only. Pass an array of "
+    "that shape and dtype (e.g. `jnp.zeros(s.shape, s.dtype)`) where a value is "
+    "computed with."
+)
+
 
 def _given_dtype(dtype):
     try:
@@ -270,12 +288,41 @@ class Token:
 
 
 def get_aval(x) -> ShapedArray:
-    """The abstract value of any JAX value: Array, Tracer, NumPy value or Python scalar."""
+    """The abstract value of any JAX value: Array, Tracer, NumPy value or Python scalar
+    (or a value of a type registered in `pytype_aval_mappings`)."""
     aval = getattr(x, "aval", None)
     if aval is not None:
         return aval
+    t = type(x)
+    if not (t in _scalar_types or t is np.ndarray or isinstance(x, np.generic)):
+        mapping = registered_handler(pytype_aval_mappings, x)
+        if mapping is not None:
+            return mapping(x)
     dtype, weak = dtypes.dtype_and_weak(x)
     return ShapedArray(np.shape(x), dtype, weak)
+
+
+# JAX's registries of Python types as JAX values: `jax.core.pytype_aval_mappings`
+# (type -> function giving a value's aval) and `jax.interpreters.xla.
+# canonicalize_dtype_handlers` (type -> function giving a value jaxlite knows, such as
+# a NumPy array). jaxlite handles its own types directly (above); a library registers
+# a type of its own here (TFP registers its ndarray proxy `Variable` with ndarray's
+# entries, which it reads back), and the functions that meet a value of a type they
+# do not know (`get_aval`, `shaped_abstractify`, `numpy_value`, tracing a constant)
+# ask these tables, along the type's MRO, before refusing it (or duck-typing it by
+# its `dtype`). The entries for NumPy values, Python scalars, Arrays and tracers, which
+# libraries read, are added at the end of this module.
+pytype_aval_mappings: dict = {}
+canonicalize_value_handlers: dict = {}
+
+
+def registered_handler(table, x):
+    """The entry of `table` for the type of `x` or its nearest base class, or None."""
+    for t in type(x).__mro__:
+        handler = table.get(t)
+        if handler is not None:
+            return handler
+    return None
 
 
 def shaped_abstractify(x) -> ShapedArray:
@@ -294,6 +341,8 @@ def shaped_abstractify(x) -> ShapedArray:
         dtype, weak = dtypes.dtype_and_weak(x)
     elif getattr(x, "__jax_array__", None) is not None:
         raise jax_array_abstractification_error()
+    elif registered_handler(pytype_aval_mappings, x) is not None:
+        return get_aval(x)
     elif hasattr(x, "dtype"):
         dtype = dtypes.canonicalize_dtype(x.dtype)
         weak = bool(getattr(x, "weak_type", False))
@@ -317,7 +366,11 @@ def shaped_abstractify(x) -> ShapedArray:
 
 def is_jax_type(x) -> bool:
     """Whether `x` can be a JAX value (an array, a tracer, a NumPy value or a scalar)."""
-    return isinstance(x, (Tracer, *_array_types)) or type(x) in _scalar_types
+    return (
+        isinstance(x, (Tracer, *_array_types))
+        or type(x) in _scalar_types
+        or registered_handler(pytype_aval_mappings, x) is not None
+    )
 
 
 _scalar_types = {bool, int, float, complex}
@@ -336,6 +389,11 @@ def numpy_value(x):
         return dtypes.coerce_to_array(x)[()]
     if getattr(x, "__jax_array__", None) is not None:
         raise jax_array_abstractification_error()
+    if isinstance(x, ShapeDtypeStruct):
+        raise TypeError(ABSTRACT_CONSTANT_MESSAGE)
+    canonicalize = registered_handler(canonicalize_value_handlers, x)
+    if canonicalize is not None:
+        return numpy_value(canonicalize(x))
     raise TypeError(
         f"Value {x!r} of type {type(x)} is not a valid JAX type; primitives take "
         "jaxlite Arrays, NumPy arrays or Python scalars."
@@ -357,6 +415,8 @@ def as_value(x):
         return x  # float0 values stay NumPy arrays (`float0_value`)
     if t is not np.ndarray:
         if isinstance(x, Array):  # a key array (`array.register_virtual_array_type`)
+            return x
+        if t in reference_types:  # a mutable array reference (jaxlite.state)
             return x
         if getattr(x, "__jax_array__", None) is not None:
             raise jax_array_abstractification_error()  # as JAX 0.10.2
@@ -466,6 +526,13 @@ class Trace:
         return type(self).__name__
 
     @property
+    def enclosing(self):
+        """The traces this one was opened under, whose tracers may reach it as
+        operands (and become constants of a jaxpr traced inside it): its `parent`."""
+        parent = getattr(self, "parent", None)
+        return () if parent is None else (parent,)
+
+    @property
     def main(self):
         """What identifies the transformation this trace carries out: the trace itself
         (JAX's deprecated `Trace.main`, its trace tag; equinox's `filter_jvp` tells
@@ -512,6 +579,10 @@ class EvalTrace(Trace):
                 key += (v.shape, v.dtype, x.weak_type)
             elif isinstance(x, Tracer):
                 raise UnexpectedTracerError.escaped(x, prim)
+            elif t in _extended_value_types:  # keys: the primitive runs on their data
+                return _process_extended(prim, args, params)
+            elif t in reference_types:  # mutable array references (jaxlite.state)
+                return _process_references(prim, args, params)
             else:
                 v = numpy_value(x)
                 vals.append(v)
@@ -529,6 +600,10 @@ class EvalTrace(Trace):
                 if len(_eager_weak_types) >= _EAGER_CACHE_SIZE:
                     _eager_weak_types.clear()  # bounded: keys may hold jaxpr params
                 _eager_weak_types[key] = out_weak
+        if type(out_weak) is _WithExtended:  # it gives keys (random_seed, ...)
+            return _process_extended(prim, args, params)
+        if type(out_weak) is _WithReferences:  # it gives references (new_ref)
+            return _process_references(prim, args, params)
         # NumPy's floating-point warnings off, as under jit (backend.Executable).
         token = quiet_fp()
         try:
@@ -563,6 +638,10 @@ def _eager_abstract_eval(prim, key, params):
     avals = [ShapedArray(*key[1 + 3 * i : 4 + 3 * i]) for i in range(n)]
     out_avals, _ = abstract_eval(prim, avals, params)
     out_weak = tuple(a.weak_type for a in out_avals)
+    if not all(isinstance(a, ShapedArray) for a in out_avals):
+        return _WithReferences(out_weak)
+    if any(has_data(a.dtype) for a in out_avals):
+        return _WithExtended(out_weak)
     if any(a.dtype == dtypes.float0 for a in out_avals):
         return _WithFloat0(out_weak)
     return out_weak
@@ -579,6 +658,62 @@ class _WithFloat0(tuple):
             float0_value(np.shape(o)) if o.dtype == dtypes.float0 else Array(o, w)
             for o, w in unsafe_zip(outs, self)
         ]
+
+
+class _WithExtended(tuple):
+    """The output weak types of an eager primitive some of whose outputs have an
+    extended dtype (keys made from seeds or data): it runs by its physical rule."""
+
+    __slots__ = ()
+
+
+class _WithReferences(tuple):
+    """The output weak types of an eager primitive that gives mutable array
+    references (`new_ref`): it runs by `_process_references`."""
+
+    __slots__ = ()
+
+
+# Types of values that primitives take and give as they are, not as arrays: mutable
+# array references (`jaxlite.state.types.Ref` registers itself). Eager evaluation
+# hands them to impls untouched, tracing makes them constants of their own aval, and
+# `jit` passes them to compiled code as they are, so writes reach the caller's.
+reference_types: set = set()
+
+
+def _process_references(prim, args, params):
+    """An eager `prim` taking or giving references: its impl receives them (and
+    returns new ones) as they are, and the other operands as NumPy values."""
+    avals_in = [get_aval(x) for x in args]
+    avals_out, _ = abstract_eval(prim, avals_in, params)
+    vals = []
+    for x in args:
+        if type(x) is Array:
+            vals.append(x._value)
+        elif type(x) in reference_types:
+            vals.append(x)
+        elif isinstance(x, Tracer):
+            raise UnexpectedTracerError.escaped(x, prim)
+        else:
+            vals.append(numpy_value(x))
+    token = quiet_fp()
+    try:
+        outs = (impl_rules.get(prim) or _no_impl(prim))(*vals, **params)
+    finally:
+        restore_fp(token)
+    results = []
+    for o, a in unsafe_zip(outs, avals_out):
+        if not isinstance(a, ShapedArray):
+            if type(o) in reference_types:
+                # A new reference takes the aval abstract evaluation gives: its impl
+                # saw NumPy values only, which carry no weak type.
+                o._aval = a
+            results.append(o)
+        elif a.dtype == dtypes.float0:
+            results.append(float0_value(np.shape(o)))
+        else:
+            results.append(Array(o, a.weak_type))
+    return results
 
 
 def float0_value(shape):
@@ -731,7 +866,25 @@ class Tracer:
     __hash__ = None  # unhashable, as JAX's tracers and arrays
 
     def __setitem__(self, idx, value):
-        raise TypeError(IMMUTABLE_MESSAGE)
+        setitem = getattr(self.aval, "_setitem", None)  # a reference (jaxlite.state)
+        if setitem is None:
+            raise TypeError(IMMUTABLE_MESSAGE)
+        setitem(self, idx, value)
+
+    def __getattr__(self, name):
+        # What an aval type offers the tracers of its values, as JAX's tracers ask
+        # their aval (a reference's `addupdate`): `tracer_attributes[name](tracer)`.
+        get = tracer_attributes.get(name)
+        if get is None:
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}"
+            )
+        return get(self)
+
+
+# tracer_attributes[name](tracer) -> the attribute `name` of a tracer whose class does
+# not have it, given by the tracer's aval (AttributeError when that aval has none).
+tracer_attributes: dict = {}
 
 
 IMMUTABLE_MESSAGE = (
@@ -1000,6 +1153,9 @@ def dce_closed_jaxpr(closed: ClosedJaxpr) -> ClosedJaxpr:
 
 # Pretty printing in JAX's text format: `jaxpr_printer` (needs the classes above).
 from jaxlite.array import Array, from_host  # noqa: E402  (needs the classes above)
+from jaxlite.array import (  # noqa: E402  (key arrays: filled by the libs)
+    _virtual_array_types as _extended_value_types,
+)
 from jaxlite.jaxpr_printer import (  # noqa: E402, F401
     _Namer,
     pp_call_primitives,
@@ -1008,6 +1164,24 @@ from jaxlite.jaxpr_printer import (  # noqa: E402, F401
 )
 
 _array_types = (Array, np.ndarray, np.generic)
+
+
+def _host_aval(x):
+    dtype, weak = dtypes.dtype_and_weak(x)
+    return ShapedArray(np.shape(x), dtype, weak)
+
+
+def _own_aval(x):
+    return x.aval
+
+
+for _t in (np.ndarray, np.generic, *_scalar_types):
+    pytype_aval_mappings[_t] = _host_aval
+    canonicalize_value_handlers[_t] = numpy_value
+for _t in (Array, Tracer):
+    pytype_aval_mappings[_t] = _own_aval
+canonicalize_value_handlers[Array] = as_value
+del _t
 
 # JAX's extension API on the core (`jax.core`, `jax.extend.core`): needs the above.
 from jaxlite.core_extension import (  # noqa: E402, F401  (re-exported)
@@ -1026,4 +1200,15 @@ from jaxlite.core_extension import (  # noqa: E402, F401  (re-exported)
     min_dim,
     new_jaxpr_eqn,
     valid_jaxtype,
+)
+
+# Values of extended dtypes (typed PRNG keys) and their stored arrays: needs the above.
+from jaxlite.core_physical import (  # noqa: E402, F401  (re-exported)
+    _process_extended,
+    from_physical,
+    has_data,
+    no_physical_rule_error,
+    physical_aval,
+    physical_rules,
+    physical_value,
 )

@@ -45,15 +45,18 @@ def closure_convert(fun, *example_args):
     avals = [get_aval(x) for x in leaves]
     closed, out_tree = trace_flat(fun, in_tree, avals)
     closed, consts = split_tracer_consts(closed)
-    n_args = len(example_args)
+    n_consts = len(consts)
 
     def converted(*args_and_consts):
+        # As JAX: the last `len(consts)` arguments are the hoisted values.
+        n_args = len(args_and_consts) - n_consts
         args, hoisted = args_and_consts[:n_args], args_and_consts[n_args:]
         flat, tree = tree_util.tree_flatten(args)
         if tree != in_tree:
             raise TypeError(
-                "closure_convert: the converted function was called with arguments "
-                f"of structure {tree}, but it was traced for {in_tree}."
+                "The inputs to the closure produced by closure_convert must have the "
+                "same Pytree structure as the example arguments passed when "
+                f"closure_convert was called. Expected {in_tree}, but got {tree}"
             )
         outs = eval_jaxpr(closed.jaxpr, closed.consts, *hoisted, *flat)
         return tree_util.tree_unflatten(out_tree, outs)
@@ -81,7 +84,8 @@ tree_util.register_pytree_node(
 
 def custom_gradient(fun):
     """A function with its gradient given by `fun` itself: `fun(*args)` returns
-    `(value, vjp)` where `vjp(cotangent)` returns one cotangent per argument (a tuple).
+    `(value, vjp)` where `vjp(cotangent)` returns one cotangent per argument (a tuple;
+    a single value stands for a one-tuple, as in JAX).
 
     ```
     @jax.custom_gradient
@@ -104,7 +108,10 @@ def custom_gradient(fun):
 
     def bwd(res, ct):
         outs = eval_jaxpr(res.jaxpr, [], *res.consts, *tree_util.tree_leaves(ct))
-        return tree_util.tree_unflatten(res.out_tree, outs)
+        cts_in = tree_util.tree_unflatten(res.out_tree, outs)
+        if tree_util.treedef_is_leaf(res.out_tree):
+            cts_in = (cts_in,)  # a bare value for a one-argument function, as JAX
+        return cts_in
 
     primal.__name__ = fun_name(fun, "custom_gradient")
     wrapped = custom_vjp(primal)

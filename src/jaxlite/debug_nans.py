@@ -80,6 +80,8 @@ def special_kind(values):
     check_nans = config.debug_nans
     check_infs = config.debug_infs
     for value in values:
+        if dtypes.is_extended(getattr(value, "dtype", None)):
+            continue  # keys hold no floats
         value = np.asarray(value)
         if not _is_inexact(value.dtype):
             continue

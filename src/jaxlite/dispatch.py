@@ -21,7 +21,12 @@ import weakref
 import numpy as np
 
 from jaxlite import backend, cache_misses, dtypes, tree_util
-from jaxlite.api_util import arg_type_error, shaped_abstractify, trace_flat
+from jaxlite.api_util import (
+    arg_type_error,
+    check_callable,
+    shaped_abstractify,
+    trace_flat,
+)
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.lowering import call_lowering
 from jaxlite.backend.native import native_rules
@@ -40,17 +45,27 @@ from jaxlite.core import (
     dce_closed_jaxpr,
     eval_trace,
     float0_value,
+    has_data,
     impl_rules,
     jaxpr_as_fun,
     numpy_value,
+    physical_rules,
+    physical_value,
     pp_call_primitives,
+    reference_types,
 )
 from jaxlite.debug_nans import call_primitives, check_jit_outputs
+from jaxlite.distributed.global_array import GlobalArray
 from jaxlite.errors import JaxRuntimeError, UnexpectedTracerError
-from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import ad, batching, physical
 from jaxlite.interpreters.partial_eval import abstractify, debug_info
 from jaxlite.runtime import check_backend
-from jaxlite.util import fun_name
+from jaxlite.state.types import (
+    AbstractRef,
+    check_no_aliased_refs,
+    check_no_returned_refs,
+)
+from jaxlite.util import fun_name, fun_sourceinfo
 
 # ----------------------------------------------------------------------------------------
 # The `jit` primitive: a call of a closed jaxpr.
@@ -76,6 +91,7 @@ ad.transpose_rules[jit_p] = lambda cts, *args, name, jaxpr: ad.transpose_jaxpr_c
     cts, args, jaxpr
 )
 batching.batch_rules[jit_p] = batching.batch_jaxpr_rule(jit_p)
+physical_rules[jit_p] = physical.with_physical_jaxprs(jit_p)
 
 
 # ----------------------------------------------------------------------------------------
@@ -95,6 +111,10 @@ def _leaf_signature(x):
     aval = getattr(x, "aval", None)  # a Tracer, or a ShapeDtypeStruct (`lower`)
     if isinstance(aval, ShapedArray):
         return (aval.shape, aval.dtype, aval.weak_type)
+    if isinstance(x, type):  # a scalar type such as `jnp.int32`: no value (as JAX)
+        return None
+    if type(aval) is AbstractRef:  # a reference (or a tracer of one): its aval
+        return aval
     if hasattr(x, "dtype") or hasattr(x, "__jax_array__"):
         aval = abstractify(x)  # duck typed (`lower`), as JAX
         return (aval.shape, aval.dtype, aval.weak_type)
@@ -110,6 +130,13 @@ def _to_numpy(x):
         raise UnexpectedTracerError.escaped(x, "jit")
     if isinstance(x, Token):  # no data
         return None
+    if t in reference_types:  # compiled code reads and writes the reference itself
+        return x
+    if isinstance(x, GlobalArray):  # not all of it is in this process
+        raise x.jit_argument_error()
+    aval = getattr(x, "aval", None)
+    if aval is not None and has_data(aval.dtype):  # keys: their uint32 data
+        return _to_numpy(physical_value(x, aval))
     return numpy_value(x)
 
 
@@ -153,6 +180,29 @@ def _unbox_float0(aux, children):
 tree_util.register_pytree_node(_Float0Box, lambda b: ((b.child,), None), _unbox_float0)
 
 
+class _ExtendedBox(_TokenBox):
+    """A pytree node around one jit result leaf of an extended dtype (keys): the
+    compiled program returns the keys' data, which unflattening wraps as keys."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, child, dtype):
+        self.child = child
+        self.dtype = dtype
+
+
+def _unbox_extended(dtype, children):
+    (x,) = children
+    if type(x) is Array:
+        return dtype._rules.wrap(dtype, x)
+    return x
+
+
+tree_util.register_pytree_node(
+    _ExtendedBox, lambda b: ((b.child,), b.dtype), _unbox_extended
+)
+
+
 def _box_token_outputs(out_tree, out_avals):
     """`out_tree` with each token result wrapped in a `_TokenBox` node and each float0
     result in a `_Float0Box`; `out_tree` itself when there are none (the usual case,
@@ -167,6 +217,8 @@ def _box_token_outputs(out_tree, out_avals):
 def _output_box(aval):
     if isinstance(aval, AbstractToken):
         return _TokenBox
+    if has_data(aval.dtype):
+        return functools.partial(_ExtendedBox, dtype=aval.dtype)
     if aval.dtype == dtypes.float0:
         return _Float0Box
     return None
@@ -196,11 +248,17 @@ class _StaticArg:
         self.value = value
 
     def __eq__(self, other):
-        return (
-            type(other) is _StaticArg
-            and type(self.value) is type(other.value)
-            and self.value == other.value
-        )
+        if type(other) is not _StaticArg or type(self.value) is not type(other.value):
+            return False
+        try:
+            return bool(self.value == other.value)
+        except Exception as e:
+            raise ValueError(
+                "static arguments should be comparable using __eq__.The following "
+                "error was raised when comparing two objects of types "
+                f"{type(self.value)} and {type(other.value)}. The error was:\n"
+                f"{type(e).__name__}: {e}"
+            ) from e
 
     def __hash__(self):
         return hash(self.value)
@@ -364,8 +422,8 @@ class JitFunction:
             else:
                 try:
                     hit = self._fast.get(tuple(sig))
-                except TypeError:  # an unhashable static argument: see the slow path
-                    hit = None
+                except Exception:  # a static argument that does not hash or compare:
+                    hit = None  # the slow path says why
                 if hit is not None:
                     exe, out_weak, out_tree = hit
                     outs = exe.entry(*vals)  # read each call: a tiered one changes
@@ -417,6 +475,8 @@ class JitFunction:
             statics = ()
             leaves, treedef = tree_util.tree_flatten(args)
         sig = tuple(map(_leaf_signature, leaves))
+        if any(type(s) is AbstractRef for s in sig):  # references: none twice
+            check_no_aliased_refs(leaves, self._describe, "jit", args, kwargs)
         context = config.trace_context
         # Named axes in scope (vmap's axis_name): collectives bake their sizes in.
         key = (treedef, sig, statics, context, batching.axis_env())
@@ -563,7 +623,15 @@ class JitFunction:
         closed, out_tree = trace_flat(
             dynamic_fun, treedef, in_avals, info, kwargs=packed
         )
+        check_no_returned_refs(
+            fun_sourceinfo(self.fun), "jit", out_tree, closed, info.arg_names
+        )
         return dce_closed_jaxpr(closed), out_tree
+
+    def _describe(self, args, kwargs):
+        """(`name at file:line`, the flat argument names) for error messages."""
+        info = debug_info(self.fun, "jit", args, kwargs, self.static_argnums)
+        return fun_sourceinfo(self.fun), info.arg_names
 
     def _merge_static(self, args, kwargs, dyn_args, dyn_kwargs, packed):
         if not packed:
@@ -682,7 +750,10 @@ def _resolve_argnums(fun, sig, argnums, argnames, kind):
             f"Jitted function has {kind}_argnums={argnums}, but only accepts {n} "
             "positional arguments."
         )
-    positional_only = {p.name for p in params if p.kind is p.POSITIONAL_ONLY}
+    # As JAX: `*args` is no keyword either ("positional-only").
+    positional_only = {
+        p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)
+    }
     if positional_only & set(argnames):
         raise ValueError(
             f"Jitted function has invalid argnames {positional_only & set(argnames)} "
@@ -769,8 +840,7 @@ def jit(
             abstracted_axes=abstracted_axes,
             compiler_options=compiler_options,
         )
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
+    check_callable(fun)
     if backend is not None or device is not None:
         warnings.warn(
             "backend and device argument on jit is deprecated. You can use "

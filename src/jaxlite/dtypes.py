@@ -188,6 +188,8 @@ def canonicalize_dtype(dtype):
         return cache[dtype]
     except (KeyError, TypeError):
         pass
+    if isinstance(dtype, ExtendedDType):
+        return dtype
     dt = _as_np_dtype(dtype)
     if not dt.isnative:
         dt = dt.newbyteorder("=")
@@ -290,6 +292,8 @@ def canonicalize_user_dtype(dtype, fun_name=None, stacklevel=None):
         return None
     if isinstance(dtype, type) and dtype in _python_scalar_types:
         return canonicalize_dtype(dtype)
+    if isinstance(dtype, ExtendedDType):  # keys (`jnp.zeros(3, key.dtype)`)
+        return dtype
     dt = _as_np_dtype(dtype)
     _check_supported(dt, dtype)
     canonical = canonicalize_dtype(dt)
@@ -790,10 +794,25 @@ class prng_key(extended):  # noqa: N801 (JAX's name)
 
 class ExtendedDType:
     """Base of the extended dtype objects (not np.dtypes); `type` is the scalar class
-    that `issubdtype` compares, `name` what jaxprs and reprs print."""
+    that `issubdtype` compares, `name` what jaxprs and reprs print.
+
+    An extended dtype whose values hold data (typed PRNG keys) gives `_rules`, as in
+    JAX: an object with
+
+    - `physical_element_aval(dtype) -> (shape, np.dtype)`: what one element is made
+      of (a threefry key: `((2,), uint32)`), so an array of shape `s` is stored as
+      an array of shape `(*s, *shape)` (`core.physical_aval`);
+    - `physical_data(value)`: the stored array under a value of the dtype;
+    - `wrap(dtype, data)`: the value over a stored array;
+    - `full(shape, fill_value, dtype)`: `lax.full` of the dtype.
+
+    Primitives consult them (`core.physical_rules`): an operation on values of the
+    dtype runs as the same operation on their stored arrays. Dtypes without data
+    (the token) leave `_rules` None."""
 
     type = extended
     name = "extended"
+    _rules = None
 
     def __repr__(self):
         return self.name
@@ -841,7 +860,8 @@ def issubdtype(a, b):
     except (KeyError, TypeError):
         pass
     result = _issubdtype_uncached(a, b)
-    if isinstance(a, (np.dtype, type, str)) and isinstance(b, (np.dtype, type, str)):
+    cacheable = (np.dtype, type, str, ExtendedDType)
+    if isinstance(a, cacheable) and isinstance(b, cacheable):
         _issubdtype_cache[a, b] = result
     return result
 
@@ -893,7 +913,10 @@ def iinfo(dtype):
 
 
 def short_name(dtype):
-    """The name jaxprs print for a dtype: 'f32', 'i8', 'bf16', 'bool', ..."""
+    """The name jaxprs print for a dtype: 'f32', 'i8', 'bf16', 'bool', ...; an
+    extended dtype's own name (`key<fry>`)."""
+    if isinstance(dtype, ExtendedDType):
+        return dtype.name
     try:
         return _short_names[dtype]
     except (KeyError, TypeError):

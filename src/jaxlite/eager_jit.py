@@ -12,8 +12,9 @@ The function runs as written, op by op, in every other case, so nothing observab
 changes there: under a transformation (jaxprs show the function's own primitives,
 never a `jit` equation), while `disable_jit` or the NaN/inf checks are on (they
 check each primitive), and when an argument is not of the expected kind (the leading
-`n_arrays` positional arguments must be Arrays or Python scalars, which become weak
-Arrays as under `jit`; every other argument must be hashable, being static).
+`n_arrays` positional arguments must be Arrays, key arrays (run on their data) or
+Python scalars, which become weak Arrays as under `jit`; every other argument must be
+hashable, being static).
 Decorate only functions whose result does not depend on the *values* of their array
 arguments in Python (no `concrete_or_error` on them).
 """
@@ -25,7 +26,17 @@ import functools
 from jaxlite import backend, dtypes, tree_util
 from jaxlite.api_util import trace_flat
 from jaxlite.config import config, current
-from jaxlite.core import Array, ShapedArray, _state, dce_closed_jaxpr, eval_trace
+from jaxlite.core import (
+    Array,
+    ShapedArray,
+    _extended_value_types,
+    _state,
+    dce_closed_jaxpr,
+    eval_trace,
+    from_physical,
+    has_data,
+    physical_value,
+)
 from jaxlite.interpreters.partial_eval import debug_info
 from jaxlite.util import fun_name
 
@@ -64,6 +75,10 @@ def eager_jit(fun=None, *, n_arrays=1):
                     return fun(*args, **kwargs)
                 vals.append(v)
                 key += (v.shape, v.dtype, t is not bool)
+            elif t in _extended_value_types:  # keys: compiled on their data
+                aval = a.aval
+                vals.append(physical_value(a, aval)._value)
+                key += (aval.shape, aval.dtype, False)
             else:
                 return fun(*args, **kwargs)
         if len(vals) < n_arrays:  # an array argument given by keyword, or left out
@@ -85,8 +100,13 @@ def eager_jit(fun=None, *, n_arrays=1):
             # Not cached if another thread's `config.update` ran while tracing.
             if config.trace_context == key[0]:
                 cache[tuple(key)] = entry
-        exe_fun, out_weak, out_tree = entry
+        exe_fun, out_weak, out_tree, out_avals = entry
         outs = exe_fun(*vals)
+        if out_avals is not None:  # keys among the outputs
+            outs = [
+                from_physical(Array(o, a.weak_type), a) for o, a in zip(outs, out_avals)
+            ]
+            return outs[0] if out_tree is None else out_tree.unflatten(outs)
         if out_tree is None:
             return Array(outs[0], out_weak[0])
         return tree_util.tree_unflatten(
@@ -111,4 +131,7 @@ def _compile(fun, avals, statics, kwargs):
     exe = backend.compile(closed, name if name.isidentifier() else "eager_fun")
     out_weak = tuple(a.weak_type for a in closed.out_avals)
     single = out_tree == tree_util.tree_structure(0)
-    return exe.entry, out_weak, None if single else out_tree
+    out_avals = closed.out_avals
+    if not any(has_data(a.dtype) for a in out_avals):
+        out_avals = None
+    return exe.entry, out_weak, None if single else out_tree, out_avals

@@ -184,6 +184,12 @@ def _share_call_names(closed, eqn, namer):
             namer.names[inner] = namer.names.get(outer, "_")
 
 
+# pp_eqn_rules[prim](eqn, operand_names, binders) -> document: the equations JAX
+# prints in a form of their own (reads and writes of references, `b:f32[] <- a[...]`),
+# given the names of the operands and the `name:type` binders of the results.
+pp_eqn_rules: dict = {}
+
+
 def _pp_eqn_doc(eqn, namer, used):
     lhs = []
     for v in eqn.outvars:
@@ -191,6 +197,9 @@ def _pp_eqn_doc(eqn, namer, used):
         if name is None:
             name = "_" if used is not None and v not in used else namer(v)
         lhs.append(f"{name}:{v.aval.str_short()}")
+    rule = pp_eqn_rules.get(eqn.primitive)
+    if rule is not None:
+        return rule(eqn, [namer(x) for x in eqn.invars], lhs)
     doc = [_pp_vars(lhs), " = "] if lhs else []
     doc.append(eqn.primitive.name)
     if eqn.params:

@@ -1,107 +1,122 @@
-"""The machinery under `jaxlite.random`: Threefry-2x32 keys and typed key arrays.
+"""The machinery under `jaxlite.random`: PRNG implementations and typed key arrays.
 
-A key is two uint32 words. A draw never updates state: it hashes a *counter* with the
-key through the Threefry-2x32 block cipher (Salmon, Moraes, Dror and Shaw, "Parallel
-random numbers: as easy as 1, 2, 3", SC 2011), 20 rounds of add, rotate and xor with the
-key injected every four rounds. As in JAX with its default `jax_threefry_partitionable`,
-the counter of an output element is its flat index (a 64-bit number given as a high and
-a low word), so an element's bits depend only on the key and where the element sits.
-`split` keeps both hashed words as the two words of each new key, `random_bits` xors them
-for 32-bit draws (or joins them for 64-bit ones), and `fold_in` hashes the counter
-`(0, data)`. With the cipher and the counters fixed, every bit matches JAX.
+A PRNG implementation (`PRNGImpl`, as in JAX) is a key shape and four functions on
+the uint32 data of one key: `seed`, `split`, `fold_in` and `random_bits`. None of
+them keeps state: a draw hashes a *counter* with the key. The default, Threefry-2x32
+(Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC
+2011), is here: 20 rounds of add, rotate and xor with the key injected every four
+rounds (`lax.rng.threefry2x32`). As in JAX with its default
+`jax_threefry_partitionable`, the counter of an output element is its flat index (a
+64-bit number given as a high and a low word), so an element's bits depend only on
+the key and where the element sits; with the option off, JAX's original counters
+are used. The other implementations JAX 0.10.2 registers (`rbg`, `unsafe_rbg`,
+`threefry4x32`, `philox2x32`, `philox4x32`) live in `jaxlite.random.generators`.
+Every one is written with jaxlite.lax integer operations and gives JAX's bits.
 
-The cipher is written with jaxlite.lax integer operations (wrapping uint32 add, shifts,
-xor), so it traces into jaxprs, batches under vmap, and gets float0 tangents under
-autodiff like any other integer code. The small entry points are `jit`-compiled, as in
-JAX, so an eager draw runs one cached NumPy program instead of a hundred dispatches.
-
-Typed keys (`random.key`) are `PRNGKeyArray`s: a pytree node whose only leaf is the
-uint32 key data of shape `(*keys_shape, 2)`, so they travel through jit, vmap, scan
-carries and callbacks as that array does, and are rebuilt on the other side. Raw keys
-(`random.PRNGKey`) are the uint32 arrays themselves. Their dtype `key<fry>` is an
-extended dtype (`jaxlite.dtypes.prng_key`). Structural jnp and lax functions (where,
-take, flip, dynamic_slice, ...) accept key arrays through one table at the end of this
-module: they run on the key data, mapped over its trailing axis.
+Typed keys (`random.key`) are arrays of an extended dtype, `KeyTy(impl)`, printed
+`key<fry>`. A key array is a pytree leaf whose aval is `ShapedArray(shape,
+key<fry>)`, so keys are traced, batched, differentiated (float0 tangents) and carried
+through loops as any array is. Its data, uint32 of shape `(*shape, *key_shape)`, is
+what is stored and computed with: `KeyTy`'s rules (`physical_element_aval`, `wrap`,
+...) tell the primitives so (`core.physical_rules`, `interpreters.physical`). Key
+operations are primitives, as in JAX: `random_seed`, `random_split`,
+`random_fold_in`, `random_bits`, and `random_wrap` / `random_unwrap` between keys
+and their data (raw keys, `random.PRNGKey`, are that data).
 """
 
 from __future__ import annotations
 
 import math
-import operator
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
-from jaxlite import dtypes, lax, tree_util
+from jaxlite import dtypes, lax
 from jaxlite import numpy as jnp
+from jaxlite.api_vmap import vmap
 from jaxlite.array import register_virtual_array_type
 from jaxlite.config import config
 from jaxlite.core import (
     Array,
+    Primitive,
+    ShapedArray,
     Tracer,
-    float0_value,
-    is_jax_type,
+    abstract_eval_rules,
+    current_trace,
+    eval_trace,
+    no_effects,
+    physical_rules,
 )
 from jaxlite.dispatch import jit
+from jaxlite.interpreters import ad, batching
 from jaxlite.lax.rng import threefry2x32
-from jaxlite.lax.structural import canonicalize_shape
+from jaxlite.lax.rules import broadcast_shapes
 
 __all__ = [
     "KeyTy",
+    "PRNGImpl",
     "PRNGKeyArray",
-    "check_prng_key",
     "iota_2x32_shape",
-    "key_dtype",
+    "prngs",
     "random_bits",
     "random_fold_in",
     "random_seed",
     "random_split",
+    "random_unwrap",
+    "random_wrap",
+    "register_prng",
     "threefry2x32",
     "threefry_2x32",
+    "threefry_prng_impl",
 ]
 
-IMPL_NAME = "threefry2x32"
 UINT_DTYPES = {
     8: np.dtype("uint8"),
     16: np.dtype("uint16"),
     32: np.dtype("uint32"),
     64: np.dtype("uint64"),
 }
+_U32 = np.dtype("uint32")
 
 # --------------------------------------------------------------------------------------
-# The cipher
-
-# Threefry-2x32 itself is `lax.rng.threefry2x32` (XLA's RngBitGenerator uses it
-# too); what follows builds jax.random's key operations on it.
+# PRNG implementations
 
 
-def _u32(v):
-    return np.uint32(v)
+class PRNGImpl(NamedTuple):
+    """A PRNG: keys are uint32 arrays of `key_shape`; `seed(int[]) -> key`,
+    `split(key, shape) -> keys[*shape]`, `fold_in(key, uint32[]) -> key` and
+    `random_bits(key, bit_width, shape) -> uint<bit_width>[*shape]` work on one key.
+    `tag` names the key dtype (`key<fry>`)."""
+
+    key_shape: tuple
+    seed: Callable
+    split: Callable
+    random_bits: Callable
+    fold_in: Callable
+    name: str = "<unnamed>"
+    tag: str = "?"
+
+    def __hash__(self):
+        return hash(self.tag)
+
+    def __str__(self):
+        return self.tag
+
+    __repr__ = __str__  # jaxprs print `random_wrap[impl=fry]`, as JAX's
 
 
-def threefry_2x32(key_data, count):
-    """JAX's `threefry_2x32`: hash the uint32 array `count` as pairs of halves.
-
-    The flat counter is split into a first and a second half (padded with a zero when
-    its size is odd); the two hashed halves are joined back in the same order.
-    """
-    k1, k2 = _key_words(key_data)
-    size = math.prod(np.shape(count))
-    flat = lax.reshape(count, (size,))
-    if size % 2:
-        flat = lax.concatenate([flat, lax.full((1,), 0, np.uint32)], 0)
-    half = flat.shape[0] // 2
-    x1, x2 = lax.split(flat, (half, half))
-    y1, y2 = threefry2x32(k1, k2, x1, x2)
-    out = lax.concatenate([y1, y2], 0)
-    if size % 2:
-        out = lax.split(out, (size, 1))[0]
-    return lax.reshape(out, np.shape(count))
+prngs: dict = {}
 
 
-def _key_words(key_data):
-    """The two words of one key, `(...)`-shaped from `(..., 2)` data."""
-    k1, k2 = lax.split(key_data, (1, 1), axis=-1)
-    return lax.squeeze(k1, (-1,)), lax.squeeze(k2, (-1,))
+def register_prng(impl):
+    if impl.name in prngs:
+        raise ValueError(f"PRNG with name {impl.name} already registered: {impl}")
+    prngs[impl.name] = impl
+
+
+# --------------------------------------------------------------------------------------
+# Helpers the implementations share
 
 
 def iota_2x32_shape(shape):
@@ -115,154 +130,275 @@ def iota_2x32_shape(shape):
             f"random bits array of size {size} exceeds 2 ** 32 elements, which jaxlite "
             "does not support"
         )
-    lo = lax.reshape(lax.iota(np.uint32, size), shape)
-    hi = lax.full(shape, 0, np.uint32)
+    lo = lax.reshape(lax.iota(_U32, size), shape)
+    hi = lax.full(shape, 0, _U32)
     return hi, lo
 
 
-# --------------------------------------------------------------------------------------
-# Key operations on raw key data: seed, split, fold_in, random_bits
-
-
-def _seed_value(seed):
-    """A Python int seed as JAX converts it: int64, then wrapped to int32 without x64."""
-    if not -(2**63) <= seed < 2**63:
-        raise OverflowError("Python int too large to convert to C long")
-    value = np.int64(seed)
-    if not config.x64_enabled:
-        value = value.astype(np.int32)
-    return Array(value)
-
-
-def random_seed(seed):
-    """Raw key data `uint32[2]` for an integer seed.
-
-    A 64-bit seed gives its high and low words; a narrower one gives `0` and its value
-    modulo 2**32 (negative seeds wrap, as in JAX).
-    """
-    if isinstance(seed, bool):
-        seed = int(seed)
-    if isinstance(seed, int):
-        seed = _seed_value(seed)
-    elif not isinstance(seed, (Array, Tracer)):
-        seed = lax.structural.operand(seed)
-    dt = seed.dtype
-    if dt == np.bool_:
-        seed = lax.convert_element_type(seed, np.int32)
-    elif not dtypes.issubdtype(dt, np.integer):
+@jit
+def seed_words(seed):
+    """An integer seed as two uint32 words (high, low): a 64-bit seed gives its two
+    halves, a narrower one 0 and its value modulo 2**32 (negative seeds wrap)."""
+    if np.shape(seed):
+        raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
+    if not dtypes.issubdtype(seed.dtype, np.integer):
         raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
-    return _seed_words(seed)
+    if seed.dtype.itemsize == 8:
+        hi = lax.shift_right_logical(seed, np.array(32, seed.dtype))
+        hi = lax.convert_element_type(hi, _U32)
+    else:
+        hi = lax.full((), 0, _U32)
+    return hi, lax.convert_element_type(seed, _U32)
+
+
+def key_words(key):
+    """The words of one key, `(...)`-shaped from `(..., n)` data."""
+    n = key.shape[-1]
+    return [lax.squeeze(w, (-1,)) for w in lax.split(key, (1,) * n, axis=-1)]
+
+
+def bits_of_words(words, bit_width, hi, lo):
+    """Random bits of `bit_width` from hashed words: 64-bit ones join `hi` and `lo`,
+    narrower ones xor all the words (as JAX's implementations do)."""
+    dtype = UINT_DTYPES[bit_width]
+    if bit_width == 64:
+        hi = lax.convert_element_type(hi, dtype)
+        lo = lax.convert_element_type(lo, dtype)
+        return lax.bitwise_or(lax.shift_left(hi, np.array(32, dtype)), lo)
+    out = words[0]
+    for w in words[1:]:
+        out = lax.bitwise_xor(out, w)
+    if bit_width == 32:
+        return out
+    return lax.convert_element_type(out, dtype)
+
+
+def check_bit_width(bit_width):
+    if bit_width not in (8, 16, 32, 64):
+        raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
+
+
+# --------------------------------------------------------------------------------------
+# Threefry-2x32, the default
+
+
+def threefry_2x32(key_data, count):
+    """JAX's `threefry_2x32`: hash the uint32 array `count` as pairs of halves.
+
+    The flat counter is split into a first and a second half (padded with a zero when
+    its size is odd); the two hashed halves are joined back in the same order.
+    """
+    k1, k2 = key_words(key_data)
+    size = math.prod(np.shape(count))
+    flat = lax.reshape(count, (size,))
+    if size % 2:
+        flat = lax.concatenate([flat, lax.full((1,), 0, _U32)], 0)
+    half = flat.shape[0] // 2
+    x1, x2 = lax.split(flat, (half, half))
+    y1, y2 = threefry2x32(k1, k2, x1, x2)
+    out = lax.concatenate([y1, y2], 0)
+    if size % 2:
+        out = lax.split(out, (size, 1))[0]
+    return lax.reshape(out, np.shape(count))
 
 
 @jit
-def _seed_words(seed):
-    if seed.dtype.itemsize == 8:
-        hi = lax.shift_right_logical(seed, np.array(32, seed.dtype))
-        hi = lax.convert_element_type(hi, np.uint32)
-    else:
-        hi = lax.full((), 0, np.uint32)
-    lo = lax.convert_element_type(seed, np.uint32)
-    return lax.stack([hi, lo])
+def threefry_seed(seed):
+    return lax.stack(list(seed_words(seed)))
 
 
-def _split_data(key_data, shape):
-    return _split_jit(key_data, tuple(shape))
+def threefry_split(key, shape):
+    if config.read("jax_threefry_partitionable"):
+        return _threefry_split_foldlike(key, tuple(shape))
+    return _threefry_split_original(key, tuple(shape))
 
 
 @jit(static_argnums=(1,))
-def _split_jit(key_data, shape):
-    k1, k2 = _key_words(key_data)
+def _threefry_split_foldlike(key, shape):
+    k1, k2 = key_words(key)
     hi, lo = iota_2x32_shape(shape)
     b1, b2 = threefry2x32(k1, k2, hi, lo)
     return lax.stack([b1, b2], axis=len(shape))
 
 
+@jit(static_argnums=(1,))
+def _threefry_split_original(key, shape):
+    num = math.prod(shape)
+    counts = lax.iota(_U32, num * 2)
+    return lax.reshape(threefry_2x32(key, counts), (*shape, 2))
+
+
+def threefry_fold_in(key, data):
+    return _threefry_fold_in(key, lax.convert_element_type(data, _U32))
+
+
 @jit
-def _fold_in_data(key_data, data):
-    k1, k2 = _key_words(key_data)
-    b1, b2 = threefry2x32(k1, k2, _u32(0), data)
+def _threefry_fold_in(key, data):
+    k1, k2 = key_words(key)
+    b1, b2 = threefry2x32(k1, k2, np.uint32(0), data)
     return lax.stack([b1, b2])
 
 
-def _random_bits_data(key_data, bit_width, shape):
-    return _random_bits_jit(key_data, bit_width, tuple(shape))
+def threefry_random_bits(key, bit_width, shape):
+    check_bit_width(bit_width)
+    if config.read("jax_threefry_partitionable"):
+        return _threefry_bits_partitionable(key, bit_width, tuple(shape))
+    return _threefry_bits_original(key, bit_width, tuple(shape))
 
 
 @jit(static_argnums=(1, 2))
-def _random_bits_jit(key_data, bit_width, shape):
-    k1, k2 = _key_words(key_data)
+def _threefry_bits_partitionable(key, bit_width, shape):
+    k1, k2 = key_words(key)
     hi, lo = iota_2x32_shape(shape)
     b1, b2 = threefry2x32(k1, k2, hi, lo)
+    return bits_of_words([b1, b2], bit_width, b1, b2)
+
+
+@jit(static_argnums=(1, 2))
+def _threefry_bits_original(key, bit_width, shape):
+    """JAX's counters with `jax_threefry_partitionable` off: `ceil(bits / 32)` words
+    hashed as one flat counter, read as the narrower or wider type in order."""
+    size = math.prod(shape)
+    max_count = -(-bit_width * size // 32)
+    bits = threefry_2x32(key, lax.iota(_U32, max_count))
+    dtype = UINT_DTYPES[bit_width]
     if bit_width == 64:
-        u64 = UINT_DTYPES[64]
-        b1 = lax.convert_element_type(b1, u64)
-        b2 = lax.convert_element_type(b2, u64)
-        return lax.bitwise_or(lax.shift_left(b1, np.uint64(32)), b2)
-    bits = lax.bitwise_xor(b1, b2)
-    if bit_width == 32:
-        return bits
-    return lax.convert_element_type(bits, UINT_DTYPES[bit_width])
+        hi, lo = (
+            lax.convert_element_type(x, dtype) for x in lax.split(bits, (size,) * 2)
+        )
+        bits = lax.bitwise_or(lax.shift_left(hi, np.array(32, dtype)), lo)
+    elif bit_width in (8, 16):
+        per_word = 32 // bit_width
+        shifts = lax.mul(
+            np.uint32(bit_width), lax.broadcasted_iota(_U32, (per_word, 1), 0)
+        )
+        parts = lax.bitwise_and(
+            np.array(np.iinfo(dtype).max, _U32),
+            lax.shift_right_logical(lax.broadcast(bits, (1,)), shifts),
+        )
+        parts = lax.reshape(parts, (max_count * per_word,), (1, 0))
+        bits = lax.slice(lax.convert_element_type(parts, dtype), (0,), (size,))
+    return lax.reshape(bits, shape)
+
+
+threefry_prng_impl = PRNGImpl(
+    key_shape=(2,),
+    seed=threefry_seed,
+    split=threefry_split,
+    random_bits=threefry_random_bits,
+    fold_in=threefry_fold_in,
+    name="threefry2x32",
+    tag="fry",
+)
+register_prng(threefry_prng_impl)
 
 
 # --------------------------------------------------------------------------------------
-# Typed keys
+# The key dtype and its rules
+
+
+class KeyTyRules:
+    """How primitives and constructors treat keys: by their uint32 data."""
+
+    @staticmethod
+    def physical_element_aval(dtype):
+        return dtype._impl.key_shape, _U32
+
+    @staticmethod
+    def physical_data(keys):
+        return keys._base_array
+
+    @staticmethod
+    def wrap(dtype, data):
+        return PRNGKeyArray(dtype._impl, data)
+
+    @staticmethod
+    def full(shape, fill_value, dtype):
+        """`lax.full` of keys: a key fill value is repeated; a number fills the data
+        (`jnp.zeros(n, dtype=key<fry>)` gives keys of zero words, as in JAX)."""
+        impl = dtype._impl
+        physical_shape = (*shape, *impl.key_shape)
+        if dtypes.issubdtype(getattr(fill_value, "dtype", None), dtypes.prng_key):
+            data = jnp.broadcast_to(random_unwrap(fill_value), physical_shape)
+        else:
+            data = lax.full(physical_shape, fill_value, _U32)
+        return random_wrap(data, impl=impl)
 
 
 class KeyTy(dtypes.ExtendedDType):
-    """The dtype of typed threefry keys, printed as JAX prints it: `key<fry>`.
-
-    An extended dtype: `issubdtype(key.dtype, dtypes.prng_key)` (and `extended`,
-    `np.generic`) holds, and no NumPy dtype compares equal to it."""
+    """The dtype of typed keys of one PRNG implementation, printed as JAX prints it:
+    `key<fry>`. `issubdtype(key.dtype, dtypes.prng_key)` (and `extended`) holds, and
+    no NumPy dtype compares equal to it."""
 
     type = dtypes.prng_key
-    name = "key<fry>"
-    itemsize = 8
-    impl_name = IMPL_NAME
+    _rules = KeyTyRules
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    @property
+    def name(self):
+        return f"key<{self._impl.tag}>"
+
+    @property
+    def itemsize(self):
+        return math.prod(self._impl.key_shape) * _U32.itemsize
 
     def __eq__(self, other):
-        return isinstance(other, KeyTy)
+        return type(other) is KeyTy and self._impl == other._impl
 
     def __hash__(self):
-        return hash(self.name)
-
-    # The dtype's rules for code below the libs that moves keys around by their data
-    # (`jnp.concatenate` and `jnp.stack` join keys through it).
-
-    def physical_data(self, keys):
-        """The uint32 data `(*keys.shape, 2)` under the typed `keys`."""
-        return keys._base_array
-
-    def wrap_physical_data(self, data):
-        """Typed keys over uint32 `data` whose last axis has size 2."""
-        return wrap_key_data(data)
+        return hash((KeyTy, self._impl))
 
 
-key_dtype = KeyTy()
+def keys_aval(impl, shape):
+    return ShapedArray(shape, KeyTy(impl))
+
+
+# --------------------------------------------------------------------------------------
+# Key arrays
 
 
 @register_virtual_array_type  # isinstance(keys, jax.Array) holds, as in JAX
 class PRNGKeyArray:
     """An array of typed keys: JAX's `Array(shape, dtype=key<fry>)`.
 
-    `_base_array` is the uint32 key data, shaped `(*shape, 2)`: an Array eagerly, a
-    tracer under a transformation. It is the pytree leaf of the key.
+    `_base_array` is the uint32 key data, an Array of shape `(*shape, *key_shape)`.
+    A key array is a pytree leaf; under a transformation keys are tracers of a key
+    aval, never key arrays. Structural methods and operators are `Array`'s (the
+    jax.numpy functions, which run on the data through the primitives' rules); the
+    numeric ones refuse, as JAX's do.
     """
 
-    __slots__ = ("_base_array", "__weakref__")  # weakly referable, as JAX's
+    __slots__ = ("_impl", "_base_array", "__weakref__")  # weakly referable, as JAX's
+    __array_priority__ = 100
+    weak_type = False
 
-    def __init__(self, base_array):
-        self._base_array = base_array
+    def __init__(self, impl, key_data):
+        if isinstance(key_data, Tracer):
+            raise TypeError(
+                "PRNGKeyArray holds concrete key data; under a transformation use "
+                "jax.random.wrap_key_data, which makes traced keys."
+            )
+        self._impl = impl
+        self._base_array = key_data
 
-    dtype = key_dtype
+    @property
+    def dtype(self):
+        return KeyTy(self._impl)
+
+    @property
+    def aval(self):
+        return ShapedArray(self.shape, KeyTy(self._impl))
 
     @property
     def shape(self):
-        return tuple(self._base_array.shape[:-1])
+        return tuple(self._base_array.shape[: -len(self._impl.key_shape)])
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
-    itemsize = property(lambda self: key_dtype.itemsize)
-    nbytes = property(lambda self: self.size * key_dtype.itemsize)
+    itemsize = property(lambda self: self.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
 
     def __len__(self):
         if not self.shape:
@@ -272,110 +408,10 @@ class PRNGKeyArray:
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d key array")
-        # `split` rather than indexing: unpacking `k1, k2 = split(key)` then batches
-        # under vmap with the simplest rule.
-        pieces = lax.split(self._base_array, (1,) * self.shape[0])
-        return iter([PRNGKeyArray(lax.squeeze(p, (0,))) for p in pieces])
+        return (PRNGKeyArray(self._impl, k) for k in self._base_array)
 
-    def __getitem__(self, idx):
-        idx = idx if isinstance(idx, tuple) else (idx,)
-        indexed = sum(
-            np.ndim(i) if _is_bool_index(i) else 1
-            for i in idx
-            if i is not None and i is not Ellipsis
-        )
-        if indexed > self.ndim:
-            raise IndexError(
-                f"Too many indices: array is {self.ndim}-dimensional, but {indexed} "
-                "were indexed"
-            )
-        return PRNGKeyArray(self._base_array[(*idx, slice(None))])
-
-    # -- shape methods ---------------------------------------------------------------
-
-    def reshape(self, *shape, order="C"):
-        if order != "C":
-            raise NotImplementedError("key arrays reshape only in order 'C'")
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            shape = shape[0]
-        shape = list(canonicalize_shape(shape) if -1 not in shape else shape)
-        if -1 in shape:
-            known = math.prod(d for d in shape if d != -1)
-            shape[shape.index(-1)] = self.size // known if known else 0
-        return PRNGKeyArray(lax.reshape(self._base_array, (*shape, 2)))
-
-    def ravel(self):
-        return self.reshape((self.size,))
-
-    flatten = ravel
-
-    def transpose(self, *axes):
-        if len(axes) == 1 and not isinstance(axes[0], int):
-            axes = axes[0]
-        axes = tuple(axes) if axes else tuple(reversed(range(self.ndim)))
-        axes = tuple(operator.index(a) % self.ndim for a in axes)
-        return PRNGKeyArray(lax.transpose(self._base_array, (*axes, self.ndim)))
-
-    T = property(lambda self: self.transpose())
-
-    @property
-    def mT(self):  # noqa: N802 (NumPy's name)
-        raise NotImplementedError("Cannot call abstract method mT")
-
-    def swapaxes(self, axis1, axis2):
-        axes = list(range(self.ndim))
-        a1, a2 = operator.index(axis1) % self.ndim, operator.index(axis2) % self.ndim
-        axes[a1], axes[a2] = axes[a2], axes[a1]
-        return self.transpose(axes)
-
-    def take(self, indices, axis=None):
-        keys = self.ravel() if axis is None else self
-        axis = 0 if axis is None else operator.index(axis) % keys.ndim
-        data = jnp.take(keys._base_array, indices, axis=axis)
-        return PRNGKeyArray(data)
-
-    @property
-    def at(self):
-        """Indexed updates by keys, as `Array.at`: `keys.at[i].set(key)`."""
-        return _KeyIndexer(self)
-
-    def squeeze(self, axis=None):
-        if axis is None:
-            axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
-        axis = (axis,) if isinstance(axis, int) else tuple(axis)
-        axis = tuple(a % self.ndim for a in axis)
-        return PRNGKeyArray(lax.squeeze(self._base_array, axis))
-
-    def copy(self):
-        return self
-
-    def block_until_ready(self):
-        return self
-
-    # -- comparisons and conversions -------------------------------------------------
-
-    def _compare(self, other, prim):
-        if not isinstance(other, PRNGKeyArray):
-            return NotImplemented
-        try:
-            shape = np.broadcast_shapes(self.shape, other.shape)
-        except ValueError:
-            raise TypeError(
-                f"{prim.__name__} got incompatible shapes for broadcasting: "
-                f"{self.shape}, {other.shape}."
-            ) from None
-        # Keys broadcast as arrays do (`keys == keys[0]`); the key data's last axis
-        # is compared whole.
-        a, b = (jnp.broadcast_to(k._base_array, (*shape, 2)) for k in (self, other))
-        same = prim(a, b)
-        return lax.reduce_and(same, (same.ndim - 1,))
-
-    def __eq__(self, other):
-        return self._compare(other, lax.eq)
-
-    def __ne__(self, other):
-        out = self._compare(other, lax.eq)
-        return out if out is NotImplemented else lax.bitwise_not(out)
+    def __bool__(self):
+        raise TypeError("key array cannot be converted to boolean.")
 
     __hash__ = None
 
@@ -386,457 +422,311 @@ class PRNGKeyArray:
             "array."
         )
 
-    def astype(self, dtype):
-        raise NotImplementedError(
-            "Cannot call abstract method astype: key arrays (dtype key<fry>) do not "
-            f"convert to {dtype}. Use jax.random.key_data to get their uint32 data."
-        )
-
-    def __bool__(self):
-        raise TypeError(
-            "key array cannot be converted to boolean. Compare keys with == or use "
-            "jax.random.key_data for their uint32 data."
-        )
-
-    def __getattr__(self, name):
-        if name in _ABSTRACT_METHODS:
-            raise NotImplementedError(
-                f"Cannot call abstract method {name}: key arrays (dtype key<fry>) "
-                "support structural operations only. Use jax.random.key_data(keys) "
-                "to get their uint32 data."
-            )
-        raise AttributeError(f"'PRNGKeyArray' object has no attribute '{name}'")
-
     def __repr__(self):
-        base = self._base_array
-        if isinstance(base, Tracer):
-            return f"{type(base).__name__}(key<fry>{list(self.shape)})"
-        if not (type(base) is Array or isinstance(base, np.ndarray)):
-            # Abstract data, e.g. a ShapeDtypeStruct from eval_shape.
-            return f"{type(base).__name__}(shape={self.shape}, dtype=key<fry>)"
-        return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(base)}"
+        return (
+            f"Array({self.shape}, dtype={self.dtype.name}) overlaying:\n"
+            f"{self._base_array}"
+        )
 
     __str__ = __repr__
 
+    def __format__(self, spec):
+        return repr(self)
 
-# Numeric methods of `Array` that key arrays refuse, as JAX's do.
-_ABSTRACT_METHODS = frozenset(
-    "all any argmax argmin argpartition argsort choose clip compress conj conjugate "
-    "cumprod cumsum cumulative_prod cumulative_sum diagonal dot imag item max mean min "
-    "nonzero prod ptp real repeat round searchsorted sort std sum trace var view".split()
-)
+    # -- the device API: that of the data ---------------------------------------------
 
+    def block_until_ready(self):
+        self._base_array.block_until_ready()
+        return self
 
-class _KeyIndexer:
-    """`keys.at`: `keys.at[idx]` gives the update methods for the keys at `idx`."""
+    def copy_to_host_async(self):
+        pass
 
-    __slots__ = ("keys",)
+    def is_ready(self):
+        return True
 
-    def __init__(self, keys):
-        self.keys = keys
+    def delete(self):
+        self._base_array.delete()
 
-    def __getitem__(self, idx):
-        return _KeyIndexUpdate(self.keys, idx)
+    def is_deleted(self):
+        return self._base_array.is_deleted()
 
+    def devices(self):
+        return self._base_array.devices()
 
-class _KeyIndexUpdate:
-    """`keys.at[idx]`: `get()` or `set(new_keys)`, through the keys' uint32 data."""
+    device = property(lambda self: self._base_array.device)
+    sharding = property(lambda self: self._base_array.sharding)
+    committed = property(lambda self: self._base_array.committed)
+    is_fully_addressable = property(lambda self: True)
+    is_fully_replicated = property(lambda self: True)
 
-    __slots__ = ("keys", "idx")
+    def addressable_data(self, index):
+        return PRNGKeyArray(self._impl, self._base_array.addressable_data(index))
 
-    def __init__(self, keys, idx):
-        self.keys, self.idx = keys, idx if isinstance(idx, tuple) else (idx,)
+    def platform(self):
+        return "cpu"
 
-    def get(self, **kwargs):
-        return self.keys[self.idx]
+    def on_device_size_in_bytes(self):
+        return self.nbytes
+
+    def unsafe_buffer_pointer(self):
+        return np.asarray(self._base_array).ctypes.data
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):  # the implementation by its registered name
+        return (_unpickle_keys, (self._impl.name, self._base_array))
 
     def __getattr__(self, name):
-        if name in ("add", "subtract", "multiply", "divide", "power", "min", "max"):
-            raise TypeError(
-                f"Cannot interpret 'key<fry>' as a data type: keys.at[...].{name} "
-                "needs arithmetic, which key arrays do not have; only get and set "
-                "work on keys."
-            )
-        raise AttributeError(f"'_KeyIndexUpdate' object has no attribute '{name}'")
-
-    def set(self, values, **kwargs):
-        if not isinstance(values, PRNGKeyArray):
-            raise ValueError(
-                "dtype=key<fry> is not a valid dtype for JAX type promotion: keys can "
-                f"only be set to keys, got {type(values).__name__}. Use "
-                "jax.random.wrap_key_data to make keys from uint32 data."
-            )
-        base = self.keys._base_array
-        data = base.at[(*self.idx, slice(None))].set(values._base_array, **kwargs)
-        return PRNGKeyArray(data)
+        if name in _ABSTRACT_METHODS:
+            raise NotImplementedError(f"Cannot call abstract method {name}")
+        raise AttributeError(f"'PRNGKeyArray' object has no attribute '{name}'")
 
 
-def _no_arithmetic(name):
-    def method(self, *others):
-        names = ["key<fry>"] + [
-            str(getattr(o, "dtype", dtypes.dtype(o))) for o in others
-        ]
-        raise TypeError(f"{name} does not accept dtypes {', '.join(names)}.")
-
-    return method
+def _unpickle_keys(impl_name, data):
+    return PRNGKeyArray(prngs[impl_name], data)
 
 
-for _dunder, _prim in (
-    ("add", "add"),
-    ("radd", "add"),
-    ("sub", "sub"),
-    ("rsub", "sub"),
-    ("mul", "mul"),
-    ("rmul", "mul"),
-    ("truediv", "div"),
-    ("rtruediv", "div"),
-    ("neg", "neg"),
-    ("lt", "lt"),
-    ("le", "le"),
-    ("gt", "gt"),
-    ("ge", "ge"),
-):
-    setattr(PRNGKeyArray, f"__{_dunder}__", _no_arithmetic(_prim))
+# The operators and structural methods of Array (jax.numpy functions, attached to
+# Array by jaxlite.numpy), as JAX gives them to key arrays; the numeric methods of
+# Array are JAX's abstract methods on keys.
+for _name in (
+    "__getitem__ __setitem__ __neg__ __pos__ __eq__ __ne__ __lt__ __le__ __gt__ "
+    "__ge__ __abs__ __invert__ __round__ at flatten ravel reshape squeeze swapaxes "
+    "take transpose T copy"
+).split() + [
+    f"__{r}{op}__"
+    for op in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift "
+    "divmod".split()
+    for r in ("", "r")
+]:
+    setattr(PRNGKeyArray, _name, vars(Array).get(_name) or getattr(Array, _name))
+del _name
 
-
-def _is_bool_index(i):
-    return getattr(i, "dtype", None) == np.bool_ or (
-        isinstance(i, (list, tuple)) and i and isinstance(i[0], bool)
-    )
-
-
-def _unflatten_keys(_, children):
-    (data,) = children
-    if getattr(data, "dtype", None) == dtypes.float0:
-        # The tangent or cotangent of keys (grad with allow_int=True, vjp): as in JAX,
-        # a float0 array of the keys' shape, not keys.
-        return float0_value(np.shape(data)[:-1])
-    return PRNGKeyArray(data)
-
-
-tree_util.register_pytree_node(
-    PRNGKeyArray, lambda keys: ((keys._base_array,), None), _unflatten_keys
+_ABSTRACT_METHODS = frozenset(
+    "all any argmax argmin argpartition argsort astype choose clip compress conj "
+    "conjugate cumprod cumsum diagonal dot imag item max mean min mT nonzero prod "
+    "ptp real repeat round searchsorted sort std sum tolist trace var view".split()
 )
 
 
 # --------------------------------------------------------------------------------------
-# Checking keys given to jaxlite.random
+# Key primitives
+#
+# Each runs on key data by its physical rule: the implementation's function on one
+# key, mapped over the keys' axes (`vmap`, as JAX's `iterated_vmap_unary`). Eagerly
+# the functions are jitted; inside a jaxpr being compiled they are traced inline.
+
+
+def _iterated_vmap(n, f):
+    for _ in range(n):
+        f = vmap(f)
+    return f
+
+
+def random_seed(seeds, impl):
+    """Keys (shaped as `seeds`) from integer seeds."""
+    if type(seeds) is Array and not seeds.shape and current_trace() is eval_trace:
+        # One concrete seed, evaluated now: the keys without a dispatch.
+        return PRNGKeyArray(impl, impl.seed(seeds))
+    return random_seed_p.bind(seeds, impl=impl)
+
+
+def _random_seed_abstract(seeds, *, impl):
+    return [keys_aval(impl, seeds.shape)], no_effects
+
+
+def _random_seed_physical(avals_in, avals_out, seeds, *, impl):
+    return [_iterated_vmap(len(avals_in[0].shape), impl.seed)(seeds)]
+
+
+random_seed_p = Primitive("random_seed")
+abstract_eval_rules[random_seed_p] = _random_seed_abstract
+physical_rules[random_seed_p] = _random_seed_physical
+ad.defjvp(random_seed_p, None)
+batching.defvectorized(random_seed_p)
+
+
+def random_split(keys, shape):
+    """`keys` split into keys of shape `(*keys.shape, *shape)`."""
+    return random_split_p.bind(keys, shape=tuple(shape))
+
+
+def _random_split_abstract(keys, *, shape):
+    _check_keys("random_split", keys)
+    return [keys.update(shape=(*keys.shape, *shape))], no_effects
+
+
+def _random_split_physical(avals_in, avals_out, data, *, shape):
+    (keys,) = avals_in
+    impl = keys.dtype._impl
+    return [_iterated_vmap(keys.ndim, lambda k: impl.split(k, shape))(data)]
+
+
+random_split_p = Primitive("random_split")
+abstract_eval_rules[random_split_p] = _random_split_abstract
+physical_rules[random_split_p] = _random_split_physical
+ad.defjvp(random_split_p, None)
+batching.defvectorized(random_split_p)
+
+
+def random_fold_in(keys, msgs):
+    """Keys with the uint32 `msgs` folded in (broadcast against the keys)."""
+    return random_fold_in_p.bind(keys, msgs)
+
+
+def _random_fold_in_abstract(keys, msgs):
+    _check_keys("random_fold_in", keys)
+    shape = broadcast_shapes("random_fold_in", keys.shape, msgs.shape)
+    return [keys.update(shape=shape, weak_type=False)], no_effects
+
+
+def _random_fold_in_physical(avals_in, avals_out, data, msgs):
+    keys, msgs_aval = avals_in
+    impl = keys.dtype._impl
+    (out,) = avals_out
+    # Keys and messages broadcast to the output's shape, then one fold per element.
+    data = jnp.broadcast_to(data, (*out.shape, *impl.key_shape))
+    msgs = jnp.broadcast_to(msgs, out.shape)
+    return [_iterated_vmap(out.ndim, impl.fold_in)(data, msgs)]
+
+
+random_fold_in_p = Primitive("random_fold_in")
+abstract_eval_rules[random_fold_in_p] = _random_fold_in_abstract
+physical_rules[random_fold_in_p] = _random_fold_in_physical
+ad.defjvp(random_fold_in_p, None, None)
+batching.defbroadcasting(random_fold_in_p)
+
+
+def random_bits(keys, bit_width, shape):
+    """Random bits `uint<bit_width>[*keys.shape, *shape]`."""
+    return random_bits_p.bind(keys, bit_width=bit_width, shape=tuple(shape))
+
+
+def _random_bits_abstract(keys, *, bit_width, shape):
+    _check_keys("random_bits", keys)
+    return [ShapedArray((*keys.shape, *shape), UINT_DTYPES[bit_width])], no_effects
+
+
+def _random_bits_physical(avals_in, avals_out, data, *, bit_width, shape):
+    (keys,) = avals_in
+    impl = keys.dtype._impl
+    bits = _iterated_vmap(keys.ndim, lambda k: impl.random_bits(k, bit_width, shape))
+    return [bits(data)]
+
+
+random_bits_p = Primitive("random_bits")
+abstract_eval_rules[random_bits_p] = _random_bits_abstract
+physical_rules[random_bits_p] = _random_bits_physical
+ad.defjvp(random_bits_p, None)
+batching.defvectorized(random_bits_p)
+
+
+def random_wrap(base_arr, *, impl):
+    """Keys over the uint32 data `base_arr` (its trailing axes: one key each)."""
+    check_key_data(impl, base_arr)
+    if type(base_arr) is Array:  # concrete data: concrete keys (no dispatch)
+        return PRNGKeyArray(impl, base_arr)
+    return random_wrap_p.bind(base_arr, impl=impl)
+
+
+def _random_wrap_abstract(data, *, impl):
+    n = len(impl.key_shape)
+    return [keys_aval(impl, data.shape[:-n])], no_effects
+
+
+def _random_wrap_batch(axis_size, vals, dims, *, impl):
+    (x,) = vals
+    x = batching.bdim_at_front(x, dims[0], axis_size)
+    return [random_wrap_p.bind(x, impl=impl)], [0]
+
+
+random_wrap_p = Primitive("random_wrap")
+abstract_eval_rules[random_wrap_p] = _random_wrap_abstract
+physical_rules[random_wrap_p] = lambda avals_in, avals_out, data, *, impl: [data]
+ad.defjvp(random_wrap_p, None)
+batching.batch_rules[random_wrap_p] = _random_wrap_batch
+
+
+def random_unwrap(keys):
+    """The uint32 data of `keys`."""
+    if not dtypes.issubdtype(getattr(keys, "dtype", None), dtypes.prng_key):
+        raise TypeError(
+            f"random_unwrap takes key array operand, got keys.dtype={keys.dtype}"
+        )
+    if type(keys) is PRNGKeyArray:  # concrete keys: their data is the answer
+        return keys._base_array
+    return random_unwrap_p.bind(keys)
+
+
+def _random_unwrap_abstract(keys):
+    impl = keys.dtype._impl
+    return [ShapedArray((*keys.shape, *impl.key_shape), _U32)], no_effects
+
+
+random_unwrap_p = Primitive("random_unwrap")
+abstract_eval_rules[random_unwrap_p] = _random_unwrap_abstract
+physical_rules[random_unwrap_p] = lambda avals_in, avals_out, keys: [keys]
+ad.defjvp(random_unwrap_p, None)
+batching.defvectorized(random_unwrap_p)
+
+KEY_PRIMITIVES = (
+    random_seed_p,
+    random_split_p,
+    random_fold_in_p,
+    random_bits_p,
+    random_wrap_p,
+    random_unwrap_p,
+)
+
+
+def _check_keys(name, aval):
+    if not dtypes.issubdtype(aval.dtype, dtypes.prng_key):
+        raise TypeError(f"{name} takes key array operand, got dtype {aval.dtype}")
+
+
+# --------------------------------------------------------------------------------------
+# Checking keys and key data
 
 
 def _is_array_like(x):
     return hasattr(x, "shape") and hasattr(x, "dtype") and hasattr(x, "ndim")
 
 
-def wrap_key_data(key_data):
-    """`key_data` (uint32 `(..., 2)`) as typed keys, after JAX's checks."""
+def check_key_data(impl, key_data):
+    """JAX's checks of data given as keys of `impl`."""
     if not _is_array_like(key_data):
         raise TypeError(
             "JAX encountered invalid PRNG key data: expected key_data to have ndim, "
             f"shape, and dtype attributes. Got {key_data}"
         )
-    if not (isinstance(key_data, (Array, Tracer))):
-        key_data = lax.structural.operand(key_data)
-    if tuple(key_data.shape[-1:]) != (2,):
+    if key_data.ndim < 1:
+        raise TypeError(
+            "JAX encountered invalid PRNG key data: expected key_data.ndim >= 1; got "
+            f"ndim={key_data.ndim}"
+        )
+    n = len(impl.key_shape)
+    if tuple(key_data.shape[-n:]) != tuple(impl.key_shape):
         raise TypeError(
             "JAX encountered invalid PRNG key data: expected key_data.shape to end "
-            f"with (2,); got shape={tuple(key_data.shape)} for impl={IMPL_NAME}"
+            f"with {impl.key_shape}; got shape={tuple(key_data.shape)} for "
+            f"impl={impl.name}"
         )
-    if key_data.dtype != np.uint32:
+    if key_data.dtype != _U32:
         raise TypeError(
             "JAX encountered invalid PRNG key data: expected key_data.dtype = uint32; "
             f"got dtype={key_data.dtype}"
         )
-    return PRNGKeyArray(key_data)
 
 
-def check_prng_key(name, key, allow_batched=False):
-    """`(typed keys, was_raw)` for a key given to `name`, with JAX's errors."""
-    if isinstance(key, PRNGKeyArray):
-        typed, was_raw = key, False
-    elif _is_array_like(key) or type(key) in (int, float, bool, complex, str):
-        typed, was_raw = wrap_key_data(key), True
-    else:
-        raise TypeError(f"unexpected PRNG key type {type(key)}")
-    if not allow_batched and typed.ndim:
-        raise ValueError(
-            f"{name} accepts a single key, but was given a key array of shape "
-            f"{np.shape(key)} != (). Use jax.vmap for batching."
-        )
-    return typed, was_raw
+def is_key(x):
+    """Whether `x` is typed keys (a key array or a key tracer)."""
+    return dtypes.issubdtype(getattr(x, "dtype", None), dtypes.prng_key)
 
 
-def return_keys(was_raw, keys):
-    """Raw data for raw inputs, typed keys for typed inputs (as JAX does)."""
-    return keys._base_array if was_raw else keys
-
-
-# --------------------------------------------------------------------------------------
-# Key operations on typed keys
-
-
-def random_split(keys, shape):
-    return PRNGKeyArray(_split_data(keys._base_array, shape))
-
-
-def random_fold_in(keys, data):
-    return PRNGKeyArray(_fold_in_data(keys._base_array, data))
-
-
-def random_bits(keys, bit_width, shape):
-    return _random_bits_data(keys._base_array, bit_width, shape)
-
-
-# --------------------------------------------------------------------------------------
-# Key arrays through jax.numpy and jax.lax
-#
-# A key array is its uint32 data with one extra trailing axis (the two words of a key),
-# so a structural operation on keys (reshape, flip, take, where, dynamic_slice, ...) is
-# the same operation on the data mapped over that trailing axis: `vmap` with
-# `in_axes=-1, out_axes=-1` of the unchanged jnp or lax function, which then sees uint32
-# arrays shaped like the keys and needs to know nothing about them. The table below
-# names the functions that accept keys and which of their parameters hold keys;
-# `install_key_dispatch` wraps them once, when jaxlite.random is imported (no key can
-# exist before). The wrapper costs one scan of the arguments when no key is present.
-# Anything else given a key fails in jnp's argument check with JAX's phrase "does not
-# accept dtype key<fry>".
-
-# name -> parameters that may hold keys (a key array, or a list/tuple of them).
-_STRUCTURAL_NUMPY = {
-    "append": ("arr", "values"),
-    "array": ("object",),
-    "array_split": ("ary",),
-    "asarray": ("a",),
-    "atleast_1d": ("arys",),
-    "atleast_2d": ("arys",),
-    "atleast_3d": ("arys",),
-    "broadcast_arrays": ("args",),
-    "broadcast_to": ("array",),
-    "choose": ("choices",),
-    "column_stack": ("tup",),
-    "compress": ("a",),
-    "concat": ("arrays",),
-    "concatenate": ("arrays",),
-    "copy": ("a",),
-    "delete": ("arr",),
-    "diagonal": ("a",),
-    "dsplit": ("ary",),
-    "dstack": ("tup",),
-    "empty_like": ("a",),
-    "expand_dims": ("a",),
-    "extract": ("arr",),
-    "flip": ("m",),
-    "fliplr": ("m",),
-    "flipud": ("m",),
-    "full_like": ("a", "fill_value"),
-    "hsplit": ("ary",),
-    "hstack": ("tup",),
-    "insert": ("arr", "values"),
-    "matrix_transpose": ("x",),
-    "moveaxis": ("a",),
-    "ones_like": ("a",),
-    "pad": ("array",),
-    "permute_dims": ("a",),
-    "place": ("arr", "vals"),
-    "put": ("a", "v"),
-    "ravel": ("a",),
-    "repeat": ("a",),
-    "reshape": ("a",),
-    "roll": ("a",),
-    "rollaxis": ("a",),
-    "rot90": ("m",),
-    "select": ("choicelist", "default"),
-    "split": ("ary",),
-    "squeeze": ("a",),
-    "stack": ("arrays",),
-    "swapaxes": ("a",),
-    "take": ("a",),
-    "take_along_axis": ("arr",),
-    "tile": ("A",),
-    "transpose": ("a",),
-    "tril": ("m",),
-    "triu": ("m",),
-    "unstack": ("x",),
-    "vsplit": ("ary",),
-    "vstack": ("tup",),
-    "where": ("x", "y"),
-    "zeros_like": ("a",),
-}
-_STRUCTURAL_LAX = {
-    "broadcast": ("operand_",),
-    "broadcast_in_dim": ("operand_",),
-    "concatenate": ("operands",),
-    "dynamic_index_in_dim": ("operand_",),
-    "dynamic_slice": ("operand_",),
-    "dynamic_slice_in_dim": ("operand_",),
-    "dynamic_update_index_in_dim": ("operand_", "update"),
-    "dynamic_update_slice": ("operand_", "update"),
-    "dynamic_update_slice_in_dim": ("operand_", "update"),
-    "expand_dims": ("array",),
-    "full_like": ("x",),
-    "gather": ("operand_",),
-    "index_in_dim": ("operand_",),
-    "reshape": ("operand_",),
-    "rev": ("operand_",),
-    "scatter": ("operand_", "updates"),
-    "select": ("on_true", "on_false"),
-    "select_n": ("cases",),
-    "slice": ("operand_",),
-    "slice_in_dim": ("operand_",),
-    "split": ("operand_",),
-    "squeeze": ("array",),
-    "tile": ("operand_",),
-    "transpose": ("operand_",),
-}
-# Parameters where a non-key value may join keys (a fill value of 0 gives zero keys).
-_MIXABLE = {"fill_value"}
-# Comparisons: the words compared elementwise, then reduced over the trailing axis.
-_COMPARISONS_NUMPY = {"equal": "all", "not_equal": "any"}
-_COMPARISONS_LAX = {"eq": "all", "ne": "any"}
-_CONVERSIONS_NUMPY = {"astype": "dtype"}
-_CONVERSIONS_LAX = {"convert_element_type": "new_dtype"}
-
-
-def _holds_keys(args, kwargs):
-    for a in args:
-        t = type(a)
-        if t is PRNGKeyArray:
-            return True
-        if t is list or t is tuple:
-            for b in a:
-                if type(b) is PRNGKeyArray:
-                    return True
-    return bool(kwargs) and _holds_keys(kwargs.values(), None)
-
-
-def _not_promotable(fun_name):
-    return ValueError(
-        "dtype=key<fry> is not a valid dtype for JAX type promotion: "
-        f"{fun_name} was given key arrays together with other arrays. Keys join only "
-        "keys; use jax.random.wrap_key_data to make keys from uint32 data."
-    )
-
-
-def _cannot_convert(dtype):
-    name = getattr(dtype, "name", None) or getattr(dtype, "__name__", dtype)
-    return ValueError(
-        f"Cannot convert_element_type from key<fry> to {name}. Use "
-        "jax.random.key_data(keys) to get the uint32 data of keys."
-    )
-
-
-def _on_key_data(fun_name, fun, signature, key_params, args, kwargs):
-    """`fun(*args, **kwargs)` with its key arguments replaced by their data and the
-    call mapped over the data's trailing axis; the results are keys again."""
-    from jaxlite.api_vmap import vmap  # (jaxlite.api_vmap is imported after jnp)
-
-    bound = signature.bind(*args, **kwargs)
-    bound.apply_defaults()  # a default (jnp.select's 0) may not join keys either
-    arguments = bound.arguments
-    dtype = arguments.get("dtype")
-    if dtype is not None:
-        if not dtypes.is_extended(dtype):
-            raise _cannot_convert(dtype)
-        arguments["dtype"] = None
-    if fun_name in ("pad",) and arguments.get("mode", "constant") == "constant":
-        raise ValueError(
-            "Cannot convert_element_type from int32 to key<fry>: jnp.pad of key "
-            "arrays pads with a constant, which keys cannot be; use mode='edge', "
-            "'wrap', 'reflect' or 'symmetric'."
-        )
-    datas = []
-
-    def take_data(value, param):
-        if type(value) is PRNGKeyArray:
-            datas.append(value._base_array)
-            return len(datas) - 1
-        if type(value) in (list, tuple):
-            return type(value)(take_data(v, param) for v in value)
-        if value is not None and is_jax_type(value) and param not in _MIXABLE:
-            raise _not_promotable(fun_name)
-        return _Static(value)
-
-    slots = {p: take_data(arguments[p], p) for p in key_params if p in arguments}
-    if not datas:  # keys only where keys are not accepted: the function says so
-        return fun(*args, **kwargs)
-
-    def put_data(slot, mapped):
-        if type(slot) is int:
-            return mapped[slot]
-        if type(slot) is _Static:
-            return slot.value
-        return type(slot)(put_data(s, mapped) for s in slot)
-
-    def on_data(*mapped):
-        for p, slot in slots.items():
-            arguments[p] = put_data(slot, mapped)
-        return fun(*bound.args, **bound.kwargs)
-
-    out = vmap(on_data, in_axes=-1, out_axes=-1)(*datas)
-    return tree_util.tree_map(PRNGKeyArray, out)
-
-
-class _Static:
-    """A non-key argument left as it is while keys are replaced by their data."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-
-def _compare_keys(fun, reduce, args):
-    from jaxlite.api_vmap import vmap
-
-    if len(args) != 2 or not all(type(a) is PRNGKeyArray for a in args):
-        names = ", ".join(
-            "key<fry>" if type(a) is PRNGKeyArray else str(dtypes.dtype(a))
-            for a in args
-        )
-        raise TypeError(f"{fun.__name__} does not accept dtypes {names}.")
-    words = vmap(fun, in_axes=-1, out_axes=-1)(*(a._base_array for a in args))
-    reducer = lax.reduce_and if reduce == "all" else lax.reduce_or
-    return reducer(words, (words.ndim - 1,))
-
-
-def _key_dispatching(fun_name, fun, kind, spec):
-    import functools
-    import inspect
-
-    signature = inspect.signature(fun)
-
-    @functools.wraps(fun)
-    def wrapper(*args, **kwargs):
-        if not _holds_keys(args, kwargs):
-            return fun(*args, **kwargs)
-        if kind == "structural":
-            return _on_key_data(fun_name, fun, signature, spec, args, kwargs)
-        if kind == "compare":
-            return _compare_keys(fun, spec, args)
-        bound = signature.bind(*args, **kwargs)
-        raise _cannot_convert(bound.arguments.get(spec))
-
-    wrapper._key_dispatch_wrapped = fun
-    return wrapper
-
-
-def install_key_dispatch():
-    """Let the functions of the tables above accept key arrays (once)."""
-    import sys
-
-    for namespace, tables in (
-        (jnp, (_STRUCTURAL_NUMPY, _COMPARISONS_NUMPY, _CONVERSIONS_NUMPY)),
-        (lax, (_STRUCTURAL_LAX, _COMPARISONS_LAX, _CONVERSIONS_LAX)),
-    ):
-        for kind, table in zip(("structural", "compare", "convert"), tables):
-            for name, spec in table.items():
-                fun = getattr(namespace, name)
-                if hasattr(fun, "_key_dispatch_wrapped"):
-                    continue
-                wrapper = _key_dispatching(name, fun, kind, spec)
-                setattr(namespace, name, wrapper)
-                home = sys.modules.get(getattr(fun, "__module__", None) or "")
-                if namespace is jnp and getattr(home, name, None) is fun:
-                    setattr(home, name, wrapper)
-
-
-install_key_dispatch()
+def is_array_like(x):
+    return _is_array_like(x)

@@ -22,6 +22,7 @@ import threading
 import numpy as np
 
 from jaxlite import tree_util
+from jaxlite.cpu_device import process_index
 from jaxlite.errors import DuplicateSpecError
 
 
@@ -298,13 +299,23 @@ class Mesh(_MeshAxes):
 
     @property
     def local_devices(self):
-        return list(self.devices.flat)
+        """The devices of this process (all of them in a single process)."""
+        me = process_index()
+        return [d for d in self.devices.flat if getattr(d, "process_index", me) == me]
 
     @property
     def local_mesh(self):
-        return self
+        """The mesh of this process's devices (its block of this mesh)."""
+        if not self.is_multi_process:
+            return self
+        from jaxlite.distributed.topology import mesh_layout
 
-    is_multi_process = False
+        local = mesh_layout(self).local_devices()
+        return Mesh(local, self.axis_names, self.axis_types)
+
+    @property
+    def is_multi_process(self):
+        return len({getattr(d, "process_index", 0) for d in self.devices.flat}) > 1
 
     @property
     def abstract_mesh(self):
@@ -358,6 +369,19 @@ class NamedSharding(Sharding):
         abstract = isinstance(mesh, AbstractMesh)
         self.memory_kind = memory_kind or (None if abstract else "device")
 
+    def update(self, **kwargs):
+        """A copy with `spec`, `mesh` or `memory_kind` replaced (a `spec` may be a
+        sequence), as JAX's. JAX's `_logical_device_ids` is accepted and has no
+        meaning here; other names are ignored, as JAX ignores them."""
+        spec = kwargs.pop("spec", self.spec)
+        if not isinstance(spec, PartitionSpec):
+            spec = PartitionSpec(*spec)
+        return NamedSharding(
+            kwargs.pop("mesh", self.mesh),
+            spec,
+            memory_kind=kwargs.pop("memory_kind", self.memory_kind),
+        )
+
     @property
     def device_set(self):
         if isinstance(self.mesh, AbstractMesh):
@@ -371,6 +395,41 @@ class NamedSharding(Sharding):
         if isinstance(self.mesh, AbstractMesh):
             return self.mesh.size if self.mesh.axis_names else 0
         return len(self.device_set)
+
+    @property
+    def is_fully_addressable(self):
+        return isinstance(self.mesh, AbstractMesh) or not self.mesh.is_multi_process
+
+    @property
+    def addressable_devices(self):
+        return set(self.mesh.local_devices)
+
+    def devices_indices_map(self, global_shape):
+        """Each device and the index of its part of an array of `global_shape`."""
+        from jaxlite.distributed.topology import device_indices
+
+        if isinstance(self.mesh, AbstractMesh):
+            return super().devices_indices_map(global_shape)  # raises, as JAX
+        found = device_indices(self.mesh, self.spec, tuple(global_shape))
+        return {device: index for device, index, _, _ in found}
+
+    def addressable_devices_indices_map(self, global_shape):
+        """The same for this process's devices."""
+        from jaxlite.distributed.topology import device_indices
+
+        if isinstance(self.mesh, AbstractMesh):
+            return super().addressable_devices_indices_map(global_shape)
+        found = device_indices(self.mesh, self.spec, tuple(global_shape))
+        return {d: index for d, index, local, _ in found if local is not None}
+
+    def shard_shape(self, global_shape):
+        sizes = self.mesh.shape
+        shape = list(global_shape)
+        for i, p in enumerate(self.spec):
+            for name in p if isinstance(p, tuple) else (p,):
+                if isinstance(name, str):
+                    shape[i] //= sizes[name]
+        return tuple(shape)
 
     def __eq__(self, other):
         return (
@@ -571,9 +630,9 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
 
 
 def make_single_device_sharding(device=None):
-    from jaxlite.cpu_device import devices
+    from jaxlite.cpu_device import default_device
 
-    return SingleDeviceSharding(devices()[0] if device is None else device)
+    return SingleDeviceSharding(default_device() if device is None else device)
 
 
 def device_grid(mesh_shape, devices=None):
@@ -587,7 +646,9 @@ def device_grid(mesh_shape, devices=None):
     if size != len(pool):
         raise ValueError(
             f"Number of devices {len(pool)} must equal the product of mesh_shape "
-            f"{mesh_shape}; jaxlite has one device, so every mesh axis has size 1."
+            f"{mesh_shape}; jaxlite has one device per process (unless "
+            "jax_num_cpu_devices is set in a program of several processes), "
+            f"{len(all_devices())} in all here."
         )
     grid = np.empty(len(pool), dtype=object)
     grid[:] = pool

@@ -48,7 +48,7 @@ from jaxlite.core import (
     jaxpr_as_fun,
 )
 from jaxlite.core import _state as _trace_state
-from jaxlite.cpu_device import check_backend, devices
+from jaxlite.cpu_device import check_backend, default_device
 from jaxlite.dispatch import JitFunction, _match_donations, _py_name, _to_numpy
 from jaxlite.errors import JaxRuntimeError
 from jaxlite.interpreters.partial_eval import abstractify
@@ -537,12 +537,12 @@ class Compiled(Stage):
 
     @property
     def input_shardings(self):
-        sharding = SingleDeviceSharding(devices()[0])
+        sharding = SingleDeviceSharding(default_device())
         return self._sig.in_tree.unflatten([sharding] * self._sig.in_tree.num_leaves)
 
     @property
     def output_shardings(self):
-        sharding = SingleDeviceSharding(devices()[0])
+        sharding = SingleDeviceSharding(default_device())
         tree = self._sig.boxed_out_tree
         return tree_util.tree_unflatten(tree, [sharding] * tree.num_leaves)
 

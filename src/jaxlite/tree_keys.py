@@ -12,6 +12,7 @@ too, with JAX 0.10.2's texts.
 from __future__ import annotations
 
 import difflib
+import functools
 import textwrap
 from typing import Any
 
@@ -136,15 +137,21 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
 def prefix_error(name, key_path, prefix, full, is_leaf):
     """A ValueError naming the first place where `prefix` is not a prefix of
     `full`, or None; `name` names the prefix tree in the message."""
+    return next(prefix_errors(name, key_path, prefix, full, is_leaf), None)
+
+
+def prefix_errors(name, key_path, prefix, full, is_leaf):
+    """A ValueError for each place where `prefix` is not a prefix of `full` (JAX
+    looks no further inside a subtree once its root disagrees)."""
     from jaxlite.tree_util import _LEAF_KIND, _kind_of, flatten_one_level_with_keys
 
     if _kind_of(type(prefix)) is _LEAF_KIND or (
         is_leaf is not None and is_leaf(prefix)
     ):
-        return None
+        return
     where = keystr(key_path)
     if type(prefix) is not type(full):
-        return ValueError(
+        yield ValueError(
             "pytree structure error: different types at key path\n"
             f"    {name}{where}\n"
             f"At that key path, the prefix pytree {name} has a subtree of type\n"
@@ -152,6 +159,7 @@ def prefix_error(name, key_path, prefix, full, is_leaf):
             "but at the same key path the full pytree has a subtree of different type\n"
             f"    {type(full)}."
         )
+        return
     prefix_pairs, prefix_meta = flatten_one_level_with_keys(prefix)
     full_pairs, full_meta = flatten_one_level_with_keys(full)
     prefix_keys = [k for k, _ in prefix_pairs]
@@ -159,13 +167,14 @@ def prefix_error(name, key_path, prefix, full, is_leaf):
     if isinstance(prefix, list | tuple):
         if len(prefix) != len(full):
             ty = type(prefix).__name__
-            return ValueError(
+            yield ValueError(
                 f"pytree structure error: different lengths of {ty} at key path\n"
                 f"    {name}{where}\n"
                 f"At that key path, the prefix pytree {name} has a subtree of type "
                 f"{ty} of length {len(prefix)}, but the full pytree has a subtree of "
                 f"the same type but of length {len(full)}."
             )
+            return
     elif len(prefix_pairs) != len(full_pairs):
         try:
             diff = set(prefix_keys).symmetric_difference(full_keys)
@@ -176,7 +185,7 @@ def prefix_error(name, key_path, prefix, full, is_leaf):
             diff_text = "so the symmetric difference on key sets is\n    " + " ".join(
                 _key_label(k) for k in diff
             )
-        return ValueError(
+        yield ValueError(
             "pytree structure error: different numbers of pytree children at key "
             f"path\n    {name}{where}\n"
             f"At that key path, the prefix pytree {name} has a subtree of type\n"
@@ -187,12 +196,13 @@ def prefix_error(name, key_path, prefix, full, is_leaf):
             f"type but with {len(full_pairs)} child keys\n"
             f"    {' '.join(_key_label(k) for k in full_keys)}\n" + diff_text
         )
+        return
     if prefix_meta != full_meta:
         prefix_text = str(prefix_meta)
         full_text = str(full_meta)
         ndiff = difflib.ndiff(prefix_text.splitlines(), full_text.splitlines())
         meta_diff = textwrap.indent("\n".join(ndiff), prefix="    ")
-        return ValueError(
+        yield ValueError(
             "pytree structure error: different pytree metadata at key path\n"
             f"    {name}{where}\n"
             f"At that key path, the prefix pytree {name} has a subtree of type\n"
@@ -205,8 +215,27 @@ def prefix_error(name, key_path, prefix, full, is_leaf):
             "so the diff in the metadata at these pytree nodes is\n"
             f"{meta_diff}"
         )
+        return
     for key, (_, p), (_, f) in zip(prefix_keys, prefix_pairs, full_pairs):
-        error = prefix_error(name, (*key_path, key), p, f, is_leaf)
-        if error is not None:
-            return error
-    return None
+        yield from prefix_errors(name, (*key_path, key), p, f, is_leaf)
+
+
+def tree_prefix_errors(prefix_tree, full_tree, is_leaf=None):
+    """Where `prefix_tree` is not a tree prefix of `full_tree`, as JAX's private
+    `tree_util.prefix_errors`: one function per place, taking the name of the prefix
+    tree for the message (`e("vmap in_axes")`) and returning the ValueError."""
+    count = sum(1 for _ in prefix_errors("", (), prefix_tree, full_tree, is_leaf))
+
+    def error(i, name):
+        errors = prefix_errors(name, (), prefix_tree, full_tree, is_leaf)
+        return next(e for j, e in enumerate(errors) if j == i)
+
+    return [functools.partial(error, i) for i in range(count)]
+
+
+class PytreeLeaf:
+    """Stands for each leaf of a tree known by its structure only, when a prefix
+    tree is compared with it (as JAX's)."""
+
+    def __repr__(self):
+        return "pytree leaf"

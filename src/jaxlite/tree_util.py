@@ -31,9 +31,11 @@ from jaxlite.tree_keys import DictKey as DictKey  # re-exported: JAX's tree_util
 from jaxlite.tree_keys import FlattenedIndexKey as FlattenedIndexKey
 from jaxlite.tree_keys import GetAttrKey as GetAttrKey
 from jaxlite.tree_keys import KeyPath as KeyPath
+from jaxlite.tree_keys import PytreeLeaf as PytreeLeaf
 from jaxlite.tree_keys import SequenceKey as SequenceKey
 from jaxlite.tree_keys import keystr as keystr
 from jaxlite.tree_keys import prefix_error
+from jaxlite.tree_keys import tree_prefix_errors as prefix_errors  # JAX's private name
 
 T = TypeVar("T")
 Typ = TypeVar("Typ", bound=type)
@@ -381,12 +383,29 @@ def _flatten(node, leaves, spec):
     elif kind is _NONE:
         spec.append(_NONE_DESC)
     else:
-        children, aux = kind.flatten(node)
-        if type(children) is not tuple and type(children) is not list:
-            children = tuple(children)
+        try:
+            children, aux = kind.flatten(node)
+            if type(children) is not tuple and type(children) is not list:
+                children = tuple(children)
+        except (TypeError, ValueError):
+            raise _bad_flatten_error(kind.flatten(node)) from None
         spec.append((kind, aux, len(children)))
         for child in children:
             _flatten(child, leaves, spec)
+
+
+def _bad_flatten_error(result):
+    """JAX's error for a custom node's flatten function that did not return a
+    `(children, aux_data)` pair whose children are iterable."""
+    msg = (
+        "The to_iterable function for a custom PyTree node should return a "
+        "(children, aux_data) tuple"
+    )
+    try:
+        _, _ = result
+    except (TypeError, ValueError):
+        return ValueError(f"{msg}, got {result!r}")
+    return ValueError(f"{msg} where 'children' is iterable, got {result!r}")
 
 
 def _flatten_is_leaf(node, leaves, spec, is_leaf):
@@ -395,9 +414,12 @@ def _flatten_is_leaf(node, leaves, spec, is_leaf):
         leaves.append(node)
         spec.append(_LEAF)
         return
-    children, aux = kind.flatten(node)
-    if type(children) is not tuple and type(children) is not list:
-        children = tuple(children)
+    try:
+        children, aux = kind.flatten(node)
+        if type(children) is not tuple and type(children) is not list:
+            children = tuple(children)
+    except (TypeError, ValueError):
+        raise _bad_flatten_error(kind.flatten(node)) from None
     spec.append((kind, aux, len(children)))
     for child in children:
         _flatten_is_leaf(child, leaves, spec, is_leaf)
@@ -417,7 +439,12 @@ def _collect_leaves(node, leaves):
         for key in _sorted_keys(node):
             _collect_leaves(node[key], leaves)
     elif kind is not _NONE:
-        for child in kind.flatten(node)[0]:
+        try:
+            children, _ = kind.flatten(node)
+            children = iter(children)
+        except (TypeError, ValueError):
+            raise _bad_flatten_error(kind.flatten(node)) from None
+        for child in children:
             _collect_leaves(child, leaves)
 
 
@@ -431,9 +458,12 @@ def _flatten_with_path(node, path, pairs, spec, is_leaf, takes_path):
         pairs.append((path, node))
         spec.append(_LEAF)
         return
-    keyed, aux = kind.flatten_with_keys(node)
-    if type(keyed) is not tuple and type(keyed) is not list:
-        keyed = tuple(keyed)
+    try:
+        keyed, aux = kind.flatten_with_keys(node)
+        if type(keyed) is not tuple and type(keyed) is not list:
+            keyed = tuple(keyed)
+    except (TypeError, ValueError):
+        raise _bad_flatten_error(kind.flatten(node)) from None
     spec.append((kind, aux, len(keyed)))
     for key, child in keyed:
         _flatten_with_path(child, (*path, key), pairs, spec, is_leaf, takes_path)
@@ -514,7 +544,10 @@ def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
     kind = _kind_of(type(tree))
     if kind is _LEAF_KIND:
         raise ValueError(f"can't tree-flatten type: {type(tree)}")
-    children, aux = kind.flatten(tree)
+    try:
+        children, aux = kind.flatten(tree)
+    except (TypeError, ValueError):
+        raise _bad_flatten_error(kind.flatten(tree)) from None
     if kind.label == "namedtuple":
         return list(children), kind.type
     return children, aux
@@ -818,7 +851,15 @@ class PyTreeDef:
             return True
         if type(other) is not PyTreeDef:
             return NotImplemented
-        return self._spec == other._spec
+        try:
+            return self._spec == other._spec
+        except Exception as e:  # metadata whose == does not give a bool (arrays)
+            raise ValueError(
+                "Exception raised while checking equality of metadata fields of "
+                "pytree. Make sure that metadata fields are hashable and have simple "
+                "equality semantics. (Note: arrays cannot be passed as metadata "
+                "fields!)"
+            ) from e
 
     def __repr__(self):
         return f"PyTreeDef({_fold(self._spec, lambda: '*', _repr_node)})"
@@ -1073,12 +1114,26 @@ def tree_broadcast(
     prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
 ) -> Any:
     """Repeats each leaf of `prefix_tree` over the matching subtree of `full_tree`."""
+    leaves = broadcast_prefix(prefix_tree, full_tree, is_leaf)
+    return tree_structure(full_tree).unflatten(leaves)
+
+
+def broadcast_prefix(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> list[Any]:
+    """The leaves of `full_tree`'s structure, each the leaf of `prefix_tree` over
+    the subtree holding it (JAX's private `broadcast_prefix`); JAX's "pytree structure
+    error" ValueError when `prefix_tree` is no prefix of `full_tree`."""
     prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf)
-    subtrees = prefix_def.flatten_up_to(full_tree)
+    try:
+        subtrees = prefix_def.flatten_up_to(full_tree)
+    except (TypeError, ValueError) as e:
+        errors = prefix_errors(prefix_tree, full_tree, is_leaf)
+        raise (errors[0]("broadcast_prefix prefix_tree") if errors else e) from None
     leaves = []
     for leaf, subtree in zip(prefix_leaves, subtrees):
-        leaves.extend([leaf] * len(tree_leaves(subtree, is_leaf)))
-    return tree_structure(full_tree, is_leaf).unflatten(leaves)
+        leaves.extend([leaf] * tree_structure(subtree).num_leaves)
+    return leaves
 
 
 # ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@ controller, saved at given times; the gradient of the solution with respect to a
 parameter through `RecursiveCheckpointAdjoint` (the default) and
 `BacksolveAdjoint`; a stiff problem with an implicit solver (Kvaerno5)."""
 
-from .harness import assert_close, pending, require
+from .harness import assert_close, require
 
 require("diffrax")
 
@@ -96,17 +96,6 @@ def test_diffrax_forward(run_programs):
     assert_close(jaxlite_results, jax_results, rtol=1e-4, atol=1e-5)
 
 
-@pending(
-    (
-        "in interpreters/ (partial_eval, ad): a DynamicJaxprTrace opened inside a "
-        "JVP rule under linearize (jax.eval_shape in equinox's _maybe_set JVP) must"
-        " accept the LinearizeTrace's tangent tracers as constants; a float0 "
-        "tangent must be a symbolic zero (not lifted into a JVPTracer, so "
-        "primitives without JVP rules such as equinox's unvmap_max are bound on "
-        "primals); eval_shape/make_jaxpr of a function returning a ShapeDtypeStruct"
-    ),
-    ("UnexpectedTracerError: ... float32[7,2] wrapped in a JaxprTracer to escape"),
-)
 def test_diffrax_gradient(run_programs):
     jaxlite_results, jax_results = run_programs(GRADIENT_PROGRAM)
     # The gradient goes through the adaptive step sizes: compared relative to its
@@ -116,18 +105,6 @@ def test_diffrax_gradient(run_programs):
         assert_close(jaxlite_results[name], grad, rtol=1e-4, atol=1e-4 * scale)
 
 
-@pending(
-    (
-        "in interpreters/partial_eval.py (DynamicJaxprTrace.to_atom): "
-        "jax.eval_shape of a function returning a ShapeDtypeStruct "
-        "(lineax.FunctionLinearOperator via equinox.filter_closure_convert), as "
-        "JAX, where it is an abstract constant"
-    ),
-    (
-        "TypeError: Value ShapeDtypeStruct(shape=(3,), dtype=float32) ... is not a "
-        "valid JAX type"
-    ),
-)
 def test_diffrax_stiff_implicit(run_programs):
     jaxlite_results, jax_results = run_programs(STIFF_PROGRAM)
     assert_close(jaxlite_results, jax_results, rtol=1e-4, atol=1e-7)

@@ -2,7 +2,7 @@
 a mixture), bijectors (a chain of ScalarAffine and Tanh, a masked coupling layer),
 `Transformed` sampling and log-probabilities, and gradients of a log-likelihood."""
 
-from .harness import assert_close, pending, require
+from .harness import assert_close, require
 
 require("distrax")
 
@@ -72,14 +72,6 @@ results["mixture_log_prob"] = jax.vmap(mixture.log_prob)(data)
 """
 
 
-@pending(
-    (
-        "extend's jax.interpreters.xla.canonicalize_dtype_handlers and "
-        "jax.core.pytype_aval_mappings (TFP's JAX substrate registers its Variable "
-        "type there at import)"
-    ),
-    ("AttributeError: module 'jaxlite.interpreters' has no attribute 'xla'"),
-)
 def test_distrax_quickstart(run_programs):
     jaxlite_results, jax_results = run_programs(PROGRAM)
     assert_close(jaxlite_results, jax_results, rtol=1e-4, atol=1e-5)

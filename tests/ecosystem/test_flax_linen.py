@@ -2,7 +2,7 @@
 an LSTM unrolled with `nn.scan` and one run with `nn.RNN`, and `nn.remat`/`nn.vmap`
 lifted transforms."""
 
-from .harness import assert_close, pending, require
+from .harness import assert_close, require
 
 require("flax", "optax")
 
@@ -142,13 +142,6 @@ def test_flax_linen_training(run_programs):
     assert_close(jaxlite_results, jax_results, rtol=1e-4, atol=1e-5)
 
 
-@pending(
-    (
-        "NamedSharding.update(spec=...) in sharding.py (flax's axes_scan drops the "
-        "scanned axis from x.aval.sharding)"
-    ),
-    ("AttributeError: 'NamedSharding' object has no attribute 'update'"),
-)
 def test_flax_linen_scan_rnn_remat_vmap(run_programs):
     jaxlite_results, jax_results = run_programs(SEQUENCE_PROGRAM)
     assert_close(jaxlite_results, jax_results, rtol=1e-4, atol=1e-5)

@@ -2,7 +2,7 @@
 `nnx.Optimizer` under `nnx.jit`, then evaluated; `nnx.value_and_grad`, `nnx.vmap` and
 `nnx.scan` over layers."""
 
-from .harness import assert_close, pending, require
+from .harness import assert_close, require
 
 require("flax", "optax")
 
@@ -83,15 +83,6 @@ results["scan_grad"] = nnx.grad(lambda b: jnp.sum(forward(h0, b) ** 2))(
 """
 
 
-@pending(
-    (
-        "mutable array references (jax.Ref, jax.new_ref, "
-        "jax._src.state.types.AbstractRef), jax.experimental.hijax (the names "
-        "flax.nnx.variablelib defines its classes with) and jax.typeof of key "
-        "arrays (api.py)"
-    ),
-    ("ModuleNotFoundError: No module named 'jax._src.state'"),
-)
 def test_flax_nnx_quickstart(run_programs):
     jaxlite_results, jax_results = run_programs(PROGRAM)
     assert_close(jaxlite_results, jax_results, rtol=1e-4, atol=1e-5)

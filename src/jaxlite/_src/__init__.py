@@ -21,6 +21,7 @@ from jaxlite._src import (
     dispatch,
     dtypes,
     flatten_util,
+    state,
     traceback_util,
     tree_util,
     xla_bridge,

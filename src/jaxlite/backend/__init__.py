@@ -11,6 +11,7 @@ rule registry, the context a rule sees, `inline` and the call-lowering helper.
 from jaxlite.backend import native, numpy_backend, tiering
 from jaxlite.backend.lowering import inline, lowering_rules
 from jaxlite.backend.native import native_rules
+from jaxlite.interpreters.physical import physicalize
 
 
 def compile(closed, name="jaxpr_fun", tiered=False):
@@ -21,7 +22,12 @@ def compile(closed, name="jaxpr_fun", tiered=False):
     `tiered` (for `jit`'s executables, called again and again): under the "auto"
     policy the executable starts on NumPy and moves to native code once it is hot
     and native code proves faster (`tiering.TieredFunction`); its `.entry` changes
-    then, so callers read it at each call."""
+    then, so callers read it at each call.
+
+    Keys (values of an extended dtype) are passed and returned as their stored
+    uint32 data: a jaxpr over keys is first rewritten over that data
+    (`interpreters.physical`)."""
+    closed = physicalize(closed)
     policy = tiering.mode()
     if policy == "native":
         exe = native.compile(closed, name)

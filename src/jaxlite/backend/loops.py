@@ -57,6 +57,25 @@ accumulators: set = {ad.add_any_p}
 product_sums: dict = {}
 
 
+# Primitives whose batching rule is user code (`custom_vmap`): the loop compiler never
+# vectorises them over the iterations (a rule may loop over the batch by calling the
+# function again, as `sequential_vmap` does, which would be hoisted again, forever).
+# An equation holding one, directly or in an inner jaxpr, stays in the loop.
+user_batched_primitives: set = set()
+
+
+def _user_batched(eqn):
+    if eqn.primitive in user_batched_primitives:
+        return True
+    return any(
+        any(
+            _user_batched(e)
+            for e in (j.jaxpr if isinstance(j, ClosedJaxpr) else j).eqns
+        )
+        for j in subjaxprs(eqn.params)
+    )
+
+
 def calls_host(jaxpr) -> bool:
     """Whether `jaxpr` (a Jaxpr or ClosedJaxpr, inner jaxprs included) calls the host."""
     if isinstance(jaxpr, ClosedJaxpr):
@@ -288,8 +307,8 @@ def _hoist_out_of_loop(jaxpr, num_consts, num_carry, length):
 
     It runs before the loop for every iteration at once, vectorised over the
     iteration axis by the batching rules (`U @ x_t` for all t is one matrix product);
-    what depends on the constants only is computed once. Effectful equations and host
-    callbacks stay in the loop, and so does everything downstream of them. Returns
+    what depends on the constants only is computed once. Effectful equations, host
+    callbacks and equations batched by user rules stay in the loop, and so does everything downstream of them. Returns
     `(pre, body, stacked)`: `pre(*consts, *xs)` gives the hoisted values, `stacked`
     says which have the iteration axis; the new body takes `(consts, invariant values,
     carry, xs, stacked values)`. `pre` is None when nothing moves.
@@ -303,6 +322,7 @@ def _hoist_out_of_loop(jaxpr, num_consts, num_carry, length):
         if (
             eqn.effects
             or _eqn_calls_host(eqn)
+            or (user_batched_primitives and _user_batched(eqn))
             or any(type(v) is Var and v in variant for v in eqn.invars)
         ):
             variant.update(eqn.outvars)

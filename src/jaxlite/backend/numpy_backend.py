@@ -38,7 +38,15 @@ from jaxlite.backend.lowering import (  # noqa: F401  (re-exported)
     inline,
     lowering_rules,
 )
-from jaxlite.core import ClosedJaxpr, Literal, impl_rules
+from jaxlite.core import (
+    ABSTRACT_CONSTANT_MESSAGE,
+    ClosedJaxpr,
+    Literal,
+    ShapeDtypeStruct,
+    impl_rules,
+    reference_types,
+)
+from jaxlite.interpreters.physical import physicalize
 from jaxlite.jaxpr_printer import _Namer
 from jaxlite.util import quiet_fp, restore_fp
 
@@ -136,10 +144,12 @@ class Executable:
 
 
 def compile(closed: ClosedJaxpr, name="jaxpr_fun") -> Executable:
-    """Compile (once, cached on `closed`) a ClosedJaxpr to an `Executable`."""
+    """Compile (once, cached on `closed`) a ClosedJaxpr to an `Executable`. Keys
+    inside it (values of an extended dtype) become their uint32 data first
+    (`interpreters.physical`): a loop body run eagerly may wrap data as keys."""
     exe = closed._compiled
     if exe is None:
-        exe = closed._compiled = _compile(closed, name)
+        exe = closed._compiled = _compile(physicalize(closed), name)
     return exe
 
 
@@ -148,7 +158,11 @@ def _compile(closed, name):
     ctx = LoweringContext(compile)
     jaxpr_namer = _Namer()
     for v, c in zip(jaxpr.constvars, closed.consts):
-        jaxpr_namer.names[v] = ctx.add_global(np.asarray(c), "c")
+        # A reference (jaxlite.state) is itself the value: writes must reach it.
+        value = c if type(c) in reference_types else np.asarray(c)
+        if type(c) is ShapeDtypeStruct:  # an abstract constant has no value to run on
+            raise TypeError(ABSTRACT_CONSTANT_MESSAGE)
+        jaxpr_namer.names[v] = ctx.add_global(value, "c")
     consts = set(jaxpr.constvars)
 
     def namer(v):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite import dtypes
+from jaxlite import dtypes, tree_util
 from jaxlite.core import (
     Array,
     ClosedJaxpr,
@@ -49,12 +49,16 @@ from jaxlite.interpreters.partial_eval import (
     hoist_consts,
     trace_to_jaxpr,
 )
+from jaxlite.state.types import discharge_hook, discharge_hooks
 from jaxlite.util import safe_map, safe_zip
 
 map, zip = safe_map, safe_zip
 
 jvp_rules: dict = {}
 transpose_rules: dict = {}
+# Primitives whose JVP rule runs even when every tangent is zero: `new_ref`, so that a
+# reference made under differentiation can be given differentiated values later.
+always_jvp: set = set()
 # partial_eval_rules[prim](trace, args, params) -> outputs: how a LinearizeTrace splits an
 # equation whose operands are partly known and partly tangent (for scan, while, cond).
 partial_eval_rules: dict = {}
@@ -77,6 +81,12 @@ class Zero:
     @staticmethod
     def from_primal_value(x):
         return Zero(tangent_aval(get_aval(x)))
+
+
+# As in JAX, a Zero is a pytree with no leaves (its aval is static): a function
+# transformed inside a rule (vmap of a JVP rule that returns symbolic zeros) passes
+# it through as structure rather than as a value.
+tree_util.register_pytree_node(Zero, lambda z: ((), z.aval), lambda aval, _: Zero(aval))
 
 
 def tangent_dtype(dtype):
@@ -223,8 +233,13 @@ class JVPTrace(Trace):
             p, t = self.to_primal_tangent(x)
             primals.append(p)
             tangents.append(t)
+        zero = all(type(t) is Zero for t in tangents)
+        if not zero and prim in discharge_hooks:
+            hook = discharge_hook(prim, primals)
+            if hook is not None:  # a loop over references: run on their values
+                return hook(args, params)
         with set_current_trace(self.parent):
-            if all(type(t) is Zero for t in tangents):
+            if zero and prim not in always_jvp:
                 outs = prim.bind(*primals, **params)
                 return outs if prim.multiple_results else [outs]
             rule = jvp_rules.get(prim)
@@ -235,13 +250,20 @@ class JVPTrace(Trace):
                     "Wrap the computation in jax.custom_jvp or jax.custom_vjp to supply one."
                 )
             primal_outs, tangent_outs = rule(primals, tangents, **params)
-        return [
-            p if type(t) is Zero else JVPTracer(self, p, t)
-            for p, t in zip(primal_outs, tangent_outs)
-        ]
+        return [self.lift(p, t) for p, t in zip(primal_outs, tangent_outs)]
 
     def lift(self, primal, tangent):
-        return primal if type(tangent) is Zero else JVPTracer(self, primal, tangent)
+        """A tracer carrying `tangent`, or `primal` itself when the tangent is zero:
+        symbolically, or a float0 value (an integer's tangent, which a rule given in
+        JAX's convention or a custom rule may materialise), as JAX's
+        `maybe_jvp_tracer`. A primitive without a JVP rule may then still read it."""
+        if type(tangent) is Zero or _is_float0(tangent):
+            return primal
+        return JVPTracer(self, primal, tangent)
+
+
+def _is_float0(t):
+    return getattr(t, "dtype", None) == dtypes.float0
 
 
 def jvp_of_jaxpr_rule(primals, tangents, *, jaxpr, **params):
@@ -408,6 +430,12 @@ class LinearizeTrace(Trace):
 
     def is_unknown(self, x):
         return isinstance(x, JaxprTracer) and x._trace is self.tangent_trace
+
+    @property
+    def enclosing(self):
+        # Tangents are tracers of the linear jaxpr's trace: a rule run under this
+        # trace (a JVP rule calling `eval_shape` or `jit`) may close over them too.
+        return (self.parent, self.tangent_trace)
 
     def process_primitive(self, prim, args, params):
         if prim in closure_call_primitives:
@@ -671,7 +699,7 @@ def vjp_flat(fun, primals, literal_primals=None):
 
 def _jvp_from_jax(prim, rule):
     def jvp(primals, tangents, **params):
-        out, out_t = rule(primals, tangents, **params)
+        out, out_t = rule(tuple(primals), tuple(tangents), **params)  # JAX's tuples
         if prim.multiple_results:
             return list(out), list(out_t)
         return [out], [out_t]

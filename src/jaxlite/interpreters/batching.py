@@ -44,12 +44,19 @@ from jaxlite.interpreters.partial_eval import (
     hoist_consts,
     trace_to_jaxpr,
 )
+from jaxlite.state.types import AbstractRef, discharge_hook, discharge_hooks
+from jaxlite.tracer_leaks import check_no_leaks
 from jaxlite.util import safe_map, safe_zip
 
 map, zip = safe_map, safe_zip
 
 not_mapped = None
 batch_rules: dict = {}
+# Primitives whose batching rule runs even when no operand is batched: `new_ref`, so
+# that a reference made inside `vmap` holds one value per batch element (it may be
+# given batched values later), and the writes into references, which refuse an
+# unbatched one (each batch element would write into the same reference).
+always_batch: set = set()
 # collective_axis_names[prim](params) -> the axis names (not positions) an equation of
 # `prim` refers to; its batching rule runs even when no operand is batched.
 collective_axis_names: dict = {}
@@ -139,6 +146,8 @@ class BatchTracer(Tracer):
         if self.bdim is not_mapped:
             return aval
         shape = aval.shape[: self.bdim] + aval.shape[self.bdim + 1 :]
+        if type(aval) is AbstractRef:  # a batch of references (jaxlite.state)
+            return aval.update(shape=shape)
         return ShapedArray(shape, aval.dtype, aval.weak_type)
 
 
@@ -173,12 +182,18 @@ class BatchTrace(Trace):
             v, d = self.to_batch_info(x)
             vals.append(v)
             dims.append(d)
-        if all(d is not_mapped for d in dims) and not self._names_own_axis(
-            prim, params
+        if (
+            all(d is not_mapped for d in dims)
+            and prim not in always_batch
+            and not self._names_own_axis(prim, params)
         ):
             with set_current_trace(self.parent):
                 outs = prim.bind(*vals, **params)
             return outs if prim.multiple_results else [outs]
+        if prim in discharge_hooks:
+            hook = discharge_hook(prim, vals)
+            if hook is not None:  # a loop over references: run on their values
+                return hook(args, params)
         prev_name = _axis_state.rule_axis_name
         _axis_state.rule_axis_name = self.axis_name
         try:
@@ -322,7 +337,10 @@ def batch_jaxpr(closed: ClosedJaxpr, axis_size, in_dims, out_dims_wanted=None):
         else:
             shape = list(aval.shape)
             shape.insert(d, axis_size)
-            in_avals.append(ShapedArray(shape, aval.dtype, aval.weak_type))
+            if type(aval) is AbstractRef:  # a batch of references (jaxlite.state)
+                in_avals.append(aval.update(shape=shape))
+            else:
+                in_avals.append(ShapedArray(shape, aval.dtype, aval.weak_type))
     out_dims_box = []
 
     def fun(*args):
@@ -382,6 +400,7 @@ def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=_RULE_AXIS, trace=None
     `axis_name` (a batching rule vectorising a body), the batch axis is that of the
     vmap whose rule is running, name included."""
     env = ()
+    own_trace = trace is None
     if trace is None:
         if axis_name is _RULE_AXIS:
             axis_name = _axis_state.rule_axis_name
@@ -400,6 +419,9 @@ def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=_RULE_AXIS, trace=None
         v, d = trace.to_batch_info(o)
         vals.append(v)
         dims.append(d)
+    if own_trace:
+        o = tracers = outs = None  # the trace's own references: the rest leaked
+        check_no_leaks(trace)
     return vals, dims
 
 
@@ -411,6 +433,8 @@ def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=_RULE_AXIS, trace=None
 #   primitive_batchers[p](vals, dims, **params)
 #   axis_primitive_batchers[p](axis_size, axis_name, trace_type, vals, dims, **params)
 #   fancy_primitive_batchers[p](axis_data, vals, dims, **params)
+# As in JAX, `vals` and `dims` reach such a rule as tuples (rules store `dims` in the
+# params of the equations they bind, and tuples compare with tuples there).
 
 
 class AxisData:
@@ -444,7 +468,7 @@ def _batcher_from_jax(prim, rule):
             out = prim.bind(*vals, **params)
             outs = list(out) if prim.multiple_results else [out]
             return outs, [not_mapped] * len(outs)
-        return _as_lists(prim, *rule(vals, dims, **params))
+        return _as_lists(prim, *rule(tuple(vals), tuple(dims), **params))
 
     return batch
 
@@ -463,7 +487,9 @@ def _batcher_to_jax(prim, rule):
 
 def _axis_batcher_from_jax(prim, rule):
     def batch(axis_size, vals, dims, **params):
-        out = rule(axis_size, rule_axis_name(), None, vals, dims, **params)
+        out = rule(
+            axis_size, rule_axis_name(), None, tuple(vals), tuple(dims), **params
+        )
         return _as_lists(prim, *out)
 
     return batch
@@ -482,7 +508,7 @@ def _axis_batcher_to_jax(prim, rule):
 def _fancy_batcher_from_jax(prim, rule):
     def batch(axis_size, vals, dims, **params):
         axis_data = AxisData(rule_axis_name(), axis_size)
-        return _as_lists(prim, *rule(axis_data, vals, dims, **params))
+        return _as_lists(prim, *rule(axis_data, tuple(vals), tuple(dims), **params))
 
     return batch
 

@@ -36,19 +36,24 @@ from jaxlite.core import (
     JaxprEqn,
     Literal,
     ShapedArray,
+    ShapeDtypeStruct,
     Trace,
     Tracer,
     Var,
     abstract_eval,
+    canonicalize_value_handlers,
     current_trace,
     dce_jaxpr,
     eval_trace,
     get_aval,
     join_effects,
+    reference_types,
+    registered_handler,
     set_current_trace,
     shaped_abstractify,
 )
 from jaxlite.errors import UnexpectedTracerError, jax_array_abstractification_error
+from jaxlite.tracer_leaks import check_no_leaks
 from jaxlite.util import fun_sourceinfo, safe_zip
 
 
@@ -160,16 +165,29 @@ class DynamicJaxprTrace(Trace):
             if not v.shape:
                 return Literal(Array(v[()]), ShapedArray((), v.dtype))
             return self._constvar(Array(v), ShapedArray(v.shape, v.dtype))
+        if t is ShapeDtypeStruct:
+            # An abstract constant (see ShapeDtypeStruct): a constvar of its aval,
+            # whose missing value only running the jaxpr finds.
+            return self._constvar(x, x.aval)
+        if isinstance(x, Array):  # a key array: a constvar of its key aval
+            return self._constvar(x, x.aval)
+        if t in reference_types:  # a mutable array reference: one of its own aval
+            return self._constvar(x, x.aval)
         if getattr(x, "__jax_array__", None) is not None:
             raise jax_array_abstractification_error()
+        canonicalize = registered_handler(canonicalize_value_handlers, x)
+        if canonicalize is not None:  # a type a library registered
+            return self.to_atom(canonicalize(x))
         raise TypeError(f"Value {x!r} of type {t} is not a valid JAX type")
 
     def _is_ancestor(self, trace):
-        t = self.parent
-        while t is not None:
+        todo = [self.parent]
+        while todo:
+            t = todo.pop()
             if t is trace:
                 return True
-            t = getattr(t, "parent", None)
+            if t is not None:
+                todo.extend(t.enclosing)
         return False
 
     def _constvar(self, x, aval):
@@ -259,6 +277,8 @@ def trace_to_jaxpr(fun, in_avals, debug_info=None):
             closed = trace.to_jaxpr(outs)
     finally:
         trace.is_live = False
+    del tracers, outs  # the trace's own references: any tracer left alive leaked
+    check_no_leaks(trace)
     return closed
 
 

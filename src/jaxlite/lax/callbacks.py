@@ -56,9 +56,10 @@ from jaxlite.core import (
     get_aval,
     impl_rules,
     no_effects,
+    physical_rules,
     set_current_trace,
 )
-from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import ad, batching, physical
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.util import (
     default_fp,
@@ -664,6 +665,7 @@ def _pure_callback_batch(
     return outs, [0] * len(outs)
 
 
+# Each callback primitive is given keys as their uint32 data (`physical.on_data`).
 pure_callback_p = Primitive("pure_callback", multiple_results=True)
 impl_rules[pure_callback_p] = _pure_callback_impl
 abstract_eval_rules[pure_callback_p] = _pure_callback_abstract
@@ -673,6 +675,7 @@ host_functions[pure_callback_p] = _callback_host_fn
 ad.jvp_rules[pure_callback_p] = _pure_callback_jvp
 ad.transpose_rules[pure_callback_p] = _pure_callback_transpose
 batching.batch_rules[pure_callback_p] = _pure_callback_batch
+physical_rules[pure_callback_p] = physical.on_data(pure_callback_p)
 
 
 # ----------------------------------------------------------------------------------------
@@ -724,6 +727,7 @@ host_functions[io_callback_p] = _callback_host_fn
 ad.jvp_rules[io_callback_p] = _io_callback_jvp
 ad.transpose_rules[io_callback_p] = _io_callback_transpose
 batching.batch_rules[io_callback_p] = _io_callback_batch
+physical_rules[io_callback_p] = physical.on_data(io_callback_p)
 
 
 # ----------------------------------------------------------------------------------------
@@ -777,6 +781,7 @@ host_functions[debug_callback_p] = _debug_callback_host_fn
 ad.jvp_rules[debug_callback_p] = _debug_callback_jvp
 ad.transpose_rules[debug_callback_p] = _debug_callback_transpose
 batching.batch_rules[debug_callback_p] = _debug_callback_batch
+physical_rules[debug_callback_p] = physical.on_data(debug_callback_p)
 
 
 # ----------------------------------------------------------------------------------------
@@ -931,6 +936,7 @@ host_functions[debug_print_p] = _debug_print_host_fn
 ad.jvp_rules[debug_print_p] = _debug_print_jvp
 ad.transpose_rules[debug_print_p] = _debug_callback_transpose
 batching.batch_rules[debug_print_p] = _debug_print_batch
+physical_rules[debug_print_p] = physical.on_data(debug_print_p)
 
 
 # ----------------------------------------------------------------------------------------

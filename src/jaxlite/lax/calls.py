@@ -15,9 +15,15 @@ from jaxlite import backend
 from jaxlite.backend import lowering_rules
 from jaxlite.backend.lowering import lower_call
 from jaxlite.backend.native import native_rules
-from jaxlite.core import ClosedJaxpr, abstract_eval_rules, impl_rules, jaxpr_as_fun
+from jaxlite.core import (
+    ClosedJaxpr,
+    abstract_eval_rules,
+    impl_rules,
+    jaxpr_as_fun,
+    physical_rules,
+)
 from jaxlite.core_extension import CallPrimitive
-from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import ad, batching, physical
 from jaxlite.interpreters.partial_eval import hoist_consts
 
 __all__ = ["call_p", "closed_call_p"]
@@ -70,6 +76,7 @@ abstract_eval_rules[closed_call_p] = _call_abstract
 ad.jvp_rules[closed_call_p] = _call_jvp
 ad.transpose_rules[closed_call_p] = _call_transpose
 batching.batch_rules[closed_call_p] = _call_batch_rule(closed_call_p)
+physical_rules[closed_call_p] = physical.inline_call("call_jaxpr")
 lowering_rules[closed_call_p] = _call_lowering
 native_rules[closed_call_p] = "custom_call"  # inlines params["call_jaxpr"]
 
@@ -79,5 +86,6 @@ abstract_eval_rules[call_p] = _call_abstract
 ad.jvp_rules[call_p] = _call_jvp
 ad.transpose_rules[call_p] = _call_transpose
 batching.batch_rules[call_p] = _call_batch_rule(call_p)
+physical_rules[call_p] = physical.inline_call("call_jaxpr")
 lowering_rules[call_p] = _call_lowering
 native_rules[call_p] = "custom_call"

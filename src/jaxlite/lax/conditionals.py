@@ -34,9 +34,10 @@ from jaxlite.core import (
     impl_rules,
     jaxpr_as_fun,
     join_effects,
+    physical_rules,
     set_current_trace,
 )
-from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import ad, batching, physical
 from jaxlite.interpreters import partial_eval as pe
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.interpreters.partial_eval import trace_to_jaxpr
@@ -503,6 +504,7 @@ ad.jvp_rules[cond_p] = _cond_jvp
 ad.partial_eval_rules[cond_p] = _cond_partial_eval
 ad.transpose_rules[cond_p] = _cond_transpose
 batching.batch_rules[cond_p] = _cond_batch
+physical_rules[cond_p] = physical.with_physical_jaxprs(cond_p)
 dce_rules[cond_p] = _cond_dce
 
 __all__ = ["cond", "cond_p", "switch"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite import dtypes
+from jaxlite.core import has_data
 from jaxlite.lax.elementwise import convert_element_type
 from jaxlite.lax.structural import broadcast_in_dim, canonicalize_shape
 
@@ -22,6 +23,8 @@ def full(shape, fill_value, dtype=None):
         dtype, weak = dtypes.result_type(fill_value, return_weak_type_flag=True)
     else:
         dtype, weak = dtypes.canonicalize_dtype(dtype), False
+    if has_data(dtype):  # keys: the dtype's rules fill its data
+        return dtype._rules.full(shape, fill_value, dtype)
     value = convert_element_type(fill_value, dtype, weak)
     return broadcast_in_dim(value, shape, ())
 
@@ -31,6 +34,8 @@ def full_like(x, fill_value, dtype=None, shape=None):
     shape = np.shape(x) if shape is None else shape
     if dtype is None:
         dtype = dtypes.result_type(x)
+        if has_data(dtype):
+            return full(shape, fill_value, dtype)
         weak = dtypes.is_weakly_typed(x)
         value = convert_element_type(fill_value, dtype, weak)
         return broadcast_in_dim(value, canonicalize_shape(shape), ())

@@ -45,6 +45,7 @@ from jaxlite.lax.elementwise import (
     convert_element_type,
 )
 from jaxlite.lax.reductions import reduce_sum
+from jaxlite.state.types import AbstractRef, check_no_returned_refs
 from jaxlite.util import fun_name, safe_zip
 
 zip = safe_zip
@@ -113,6 +114,9 @@ def trace_body(fun, what, in_tree, in_avals, named=None):
     args = tree_util.tree_unflatten(in_tree, in_avals)
     info = debug_info(owner, what, tuple(args))
     closed, out_tree = trace_flat(fun, in_tree, in_avals, info)
+    check_no_returned_refs(
+        fun_sourceinfo(owner), what, out_tree, closed, info.arg_names
+    )
     jaxpr, consts = hoist_consts(closed)
     result = (jaxpr, consts, out_tree, jaxpr.out_avals)
     if not any(isinstance(c, Tracer) for c in consts):
@@ -139,14 +143,30 @@ def _trace_cache_put(owner, key, result):
 
 def memoized_wrapper(cache, fun, make):
     """`make(fun)`, the same object for the same `fun` (so that wrapped bodies, like
-    fori_loop's, hit the trace cache too)."""
+    fori_loop's, hit the trace cache too). `cache` is weakly keyed by `fun`, so the
+    wrapper holds `fun` weakly: an entry that held its own key would keep every body
+    (and the arrays it closes over) alive for good."""
     try:
         wrapper = cache.get(fun)
         if wrapper is None:
-            wrapper = cache[fun] = make(fun)
+            wrapper = cache[fun] = make(_WeakFun(fun))
         return wrapper
     except TypeError:
         return make(fun)
+
+
+class _WeakFun:
+    """Calls `fun`, held weakly (alive while its caller uses the wrapper), under its
+    name."""
+
+    __slots__ = ("_ref", "__name__", "__weakref__")
+
+    def __init__(self, fun):
+        self._ref = weakref.ref(fun)
+        self.__name__ = getattr(fun, "__name__", type(fun).__name__)
+
+    def __call__(self, *args, **kwargs):
+        return self._ref()(*args, **kwargs)
 
 
 def promote_weak_inputs(vals, in_avals, out_avals):
@@ -383,6 +403,12 @@ def instantiate_zeros(t):
 
 def slice_aval(aval):
     """The aval of one iteration's slice of a scanned array."""
+    if type(aval) is AbstractRef:
+        raise NotImplementedError(
+            f"scan over a mutable array reference ({aval}) is not supported: close "
+            "over the reference in the body and index it with the iteration number "
+            "(`lax.fori_loop`), or scan over its value (`ref[...]`)."
+        )
     return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
 
 

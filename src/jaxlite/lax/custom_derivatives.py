@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 
 from jaxlite import tree_util
 from jaxlite.backend import lowering_rules
@@ -38,6 +39,7 @@ from jaxlite.core import (
     custom_jvp_call_rules,
     custom_vjp_call_rules,
     dce_rules,
+    eval_jaxpr,
     get_aval,
     impl_rules,
     jaxpr_as_fun,
@@ -57,33 +59,76 @@ from jaxlite.util import fun_name
 
 
 def _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames):
-    """The positions of the nondiff arguments, named by position or by name (a name
-    that the signature does not have positionally is ignored, as in JAX)."""
+    """The positions of the nondiff arguments, named by position or by name (as in
+    JAX, a name counts only for a parameter that can be passed both ways)."""
     nums = set(nondiff_argnums)
     if nondiff_argnames:
-        import inspect
-
-        positional = [
-            p.name
-            for p in inspect.signature(fun).parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-        ]
         if isinstance(nondiff_argnames, str):
             nondiff_argnames = (nondiff_argnames,)
-        for name in nondiff_argnames:
-            if name in positional:
-                nums.add(positional.index(name))
+        params = inspect.signature(fun).parameters.values()
+        nums.update(
+            i
+            for i, p in enumerate(params)
+            if p.kind is p.POSITIONAL_OR_KEYWORD and p.name in nondiff_argnames
+        )
     return tuple(sorted(nums))
 
 
-def _resolve_args(fun, args, kwargs):
-    if not kwargs:
-        return args
-    import inspect
+_POSITIONAL = (
+    inspect.Parameter.POSITIONAL_ONLY,
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+)
 
-    bound = inspect.signature(fun).bind(*args, **kwargs)
-    bound.apply_defaults()
+
+def positional_arity(fun):
+    """How many arguments `fun` takes when all its parameters are positional (then
+    a call with that many positional arguments needs no binding), else -1."""
+    if isinstance(fun, functools.partial):
+        return -1
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):  # no signature (some builtins): take args as given
+        return None
+    if all(p.kind in _POSITIONAL for p in params):
+        return len(params)
+    return -1
+
+
+def resolve_args(fun, args, kwargs, what, name, arity=-1):
+    """`args` and `kwargs` as the positional arguments of `fun`, defaults filled in,
+    as JAX's custom_jvp/custom_vjp/custom_vmap resolve them (a functools.partial's
+    signature is opaque); TypeError with JAX's message when they do not bind."""
+    if not kwargs and (arity is None or arity == len(args)):
+        return args
+    try:
+        if isinstance(fun, functools.partial):
+            sig = inspect.signature(lambda *args, **kwargs: None)
+        else:
+            sig = inspect.signature(fun)
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        passed = [k for k in bound.kwargs if k in kwargs]
+        if passed:
+            raise TypeError(
+                "The following keyword arguments could not be resolved to positions: "
+                f"{', '.join(passed)}"
+            )
+    except TypeError as e:
+        raise TypeError(
+            f"The input arguments to the {what}-decorated function {name} could not "
+            "be resolved to positional-only arguments. Binding failed with the "
+            f"error:\n{e}"
+        ) from e
     return bound.args
+
+
+def forward_def_attr(self, name):
+    """`__getattr__` of the custom-rule wrappers, as JAX's: a `def*` method missing
+    here is the wrapped function's, so that `custom_vmap(custom_jvp(f)).defjvp` and
+    the other compositions define the inner function's rule."""
+    if name.startswith("def"):
+        return getattr(self.fun, name)
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 class SymbolicZero:
@@ -425,6 +470,9 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         self.nondiff_argnums = _nondiff_argnums(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
         self.symbolic_zeros = False
+        self._arity = positional_arity(fun)
+
+    __getattr__ = forward_def_attr
 
     def defjvp(self, jvp, symbolic_zeros=False):
         """`jvp(primals, tangents) -> (primal_out, tangent_out)` (plus nondiff args
@@ -460,11 +508,12 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         return functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
+        name = fun_name(self.fun)
+        args = resolve_args(self.fun, args, kwargs, "custom_jvp", name, self._arity)
         if self.jvp is None:
             raise AttributeError(
-                f"No JVP defined for custom_jvp function {fun_name(self.fun)} using defjvp."
+                f"No JVP defined for custom_jvp function {name} using defjvp."
             )
-        args = _resolve_args(self.fun, args, kwargs)
         # Traced nondiff arguments are constants of the rule: no derivative flows
         # through them (JAX stages them behind stop_gradient).
         nondiff = {i: _stop_tracers(args[i]) for i in self.nondiff_argnums}
@@ -472,6 +521,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
         leaves, in_tree = tree_util.tree_flatten(diff_args)
         leaves = _as_jax_values(leaves)
         out_tree_box = []
+        fun_out = {}  # the function's output structure and types, once it ran
 
         def rebuild(diff):
             it = iter(diff)
@@ -481,6 +531,7 @@ class custom_jvp:  # noqa: N801  (JAX's name)
             out = self.fun(*rebuild(tree_util.tree_unflatten(in_tree, flat)))
             out_leaves, out_tree = tree_util.tree_flatten(out)
             out_tree_box.append(out_tree)
+            fun_out["type"] = (out_tree, [get_aval(x) for x in out_leaves])
             return out_leaves
 
         def flat_jvp(primals, tangents):
@@ -502,6 +553,17 @@ class custom_jvp:  # noqa: N801  (JAX's name)
                     f"Custom JVP rule {fun_name(self.jvp)} for function {fun_name(self.fun)} must "
                     "produce primal and tangent outputs with equal container (pytree) "
                     f"structures, but got {out_tree} and {t_tree} respectively."
+                )
+            if "type" in fun_out:
+                _check_rule_primal_out(
+                    functools.partial(
+                        _JVP_PRIMAL_OUT.format, jvp=fun_name(self.jvp), f=name
+                    ),
+                    name,
+                    "custom_jvp",
+                    fun_out["type"],
+                    out_tree,
+                    out_leaves,
                 )
             _check_jvp_types(out_leaves, t_leaves)
             out_tree_box.append(out_tree)
@@ -527,6 +589,52 @@ def _stop_tracers(tree):
     return tree_util.tree_map(stop, tree)
 
 
+_JVP_PRIMAL_OUT = (
+    "Custom JVP rule {jvp} for function {f} must produce a pair (list or tuple of "
+    "length two) where the first element represents the primal output (equal in "
+    "value to the output of the custom_jvp-decorated function {f}, and in particular "
+    "{what}), but instead the JVP rule output's first element had {had}"
+)
+_FWD_PRIMAL_OUT = (
+    "Custom VJP fwd rule {fwd} for function {f} must produce a pair (list or tuple of "
+    "length two) where the first element represents the primal output (equal to the "
+    "output of the custom_vjp-decorated function {f}) and the second element "
+    "represents residuals (i.e. values stored from the forward pass for use on the "
+    "backward pass), but instead the fwd rule output's first element had {had}"
+)
+
+
+def _check_rule_primal_out(head, name, what, fun_type, out_tree, out_leaves):
+    """`head(what=..., had=...)` starts the message. A rule's primal output has the structure, shapes and dtypes of the function's
+    (when the function ran first, as JAX checks it), with JAX's messages."""
+    fun_tree, fun_avals = fun_type
+    avals = [get_aval(x) for x in out_leaves]
+
+    def types(tree, avals):
+        strs = [a.str_short(short_dtypes=False) for a in avals]
+        return str(tree_util.tree_unflatten(tree, strs)).replace("'", "")
+
+    if out_tree != fun_tree:
+        kind, end = "container/pytree structure", "."
+    elif any(
+        (a.shape, a.dtype) != (b.shape, b.dtype) for a, b in zip(avals, fun_avals)
+    ):
+        kind, end = "shapes/dtypes of", ""
+    else:
+        return
+    particular = (
+        "of the same container/pytree structure"
+        if kind.startswith("container")
+        else "with leaves of the same shape/dtype"
+    )
+    raise TypeError(
+        head(what=particular, had=f"{kind}:\n")
+        + f"    {types(out_tree, avals)}\n"
+        + f"while the {what}-decorated function {name} had output {kind}:\n"
+        + f"    {types(fun_tree, fun_avals)}{end}"
+    )
+
+
 def _check_jvp_types(primals, tangents):
     """Each tangent output has its primal output's tangent type (as JAX checks)."""
     for p, t in zip(primals, tangents):
@@ -548,24 +656,22 @@ class _Sentinel:
     """A leaf standing for one primal input leaf while matching bwd outputs."""
 
 
-def _flatten_bwd_output(cts_in, diff_args, in_tree, in_avals):
+def _flatten_bwd_output(cts_in, in_tree, in_avals):
     """The flat cotangents a custom_vjp bwd rule returned (None for zeros), after
-    checking them against the primal inputs as JAX does: a tuple with one entry per
-    argument, each None or of the argument's structure, with matching shapes."""
-    n_args = len(diff_args)
-    if isinstance(cts_in, list) and len(cts_in) == n_args:
-        cts_in = tuple(cts_in)
+    checking them against the primal inputs (the list `in_tree` of arguments, by
+    their avals: the rule must not keep the arguments, which may be tracers) as JAX
+    does: a tuple with one entry per argument, each a tree prefix of the argument
+    (None for zeros), with matching shapes."""
     expected = tuple(
         tree_util.tree_unflatten(in_tree, [_Sentinel()] * in_tree.num_leaves)
     )
+    if isinstance(cts_in, list) and len(cts_in) == len(expected):
+        cts_in = tuple(cts_in)
     ct_leaves, ct_tree = tree_util.tree_flatten(cts_in, is_leaf=lambda x: x is None)
     try:
         if not isinstance(cts_in, tuple):
             raise ValueError
         refs = ct_tree.flatten_up_to(expected)
-        for ct, ref in zip(ct_leaves, refs):
-            if ct is not None and not isinstance(ref, _Sentinel):
-                raise ValueError
     except Exception:
         raise TypeError(
             "Custom VJP bwd rule must produce an output with the same container "
@@ -573,11 +679,13 @@ def _flatten_bwd_output(cts_in, diff_args, in_tree, in_avals):
             "particular must produce a tuple of length equal to the number of "
             "arguments to the primal function, but got bwd output structure "
             f"{tree_util.tree_structure(cts_in)} for primal input structure "
-            f"{tree_util.tree_structure(tuple(diff_args))}."
+            f"{tree_util.tree_structure(expected)}."
         ) from None
     flat = []
     for ct, ref in zip(ct_leaves, refs):
-        flat.extend([None] * len(tree_util.tree_leaves(ref)) if ct is None else [ct])
+        # A leaf where the arguments have a subtree stands for each of its leaves (a
+        # prefix, as JAX accepts it).
+        flat.extend([ct] * len(tree_util.tree_leaves(ref)))
     paths = [p for p, _ in tree_util.tree_flatten_with_path(expected)[0]]
     for i, (ct, aval, path) in enumerate(zip(flat, in_avals, paths)):
         if ct is None or type(ct) is Zero:
@@ -676,6 +784,10 @@ def _skip_consts_fwd_bwd(fwd, bwd, n):
         return [None] * n + list(bwd(res, cts))
 
     fwd_rule.__name__, bwd_rule.__name__ = fun_name(fwd), fun_name(bwd)
+    if hasattr(bwd, "specialize"):  # a _StagedBwd, for the operands after the consts
+        bwd_rule.specialize = lambda perturbed: _skip_consts_fwd_bwd(
+            fwd, bwd.specialize(perturbed[n:]), n
+        )[1]
     return fwd_rule, bwd_rule
 
 
@@ -683,9 +795,64 @@ def _eval_custom_vjp(self, prim, fun, fwd, bwd, args, name, symbolic_zeros):
     return fun(*args)
 
 
+class _StagedBwd:
+    """The bwd rule of a custom_vjp call staged into a jaxpr (a `jit` body). As in
+    JAX, where the transpose of a jitted computation is traced once and cached with
+    it, the rule is traced once per signature (which primals are perturbed, the
+    operands' avals, which cotangents are symbolic zeros) and then evaluated from
+    its jaxpr: differentiating the same jitted function again does not run the
+    Python rule again. The cache lives in the equation's params, so as long as the
+    jaxpr that holds it. The JVP of the call picks the signature (`specialize`):
+    what the rule computes may depend on it through the residuals' static part.
+    Called without one (from a rule that wrapped it), it runs the rule as given."""
+
+    def __init__(self, bwd):
+        self.bwd = bwd
+        self.__name__ = fun_name(bwd)
+        self.traced = {}
+
+    def __call__(self, res, cts):
+        return self.bwd(res, cts)
+
+    def specialize(self, perturbed):
+        def bwd(res, cts):
+            return self._run(tuple(perturbed), res, cts)
+
+        bwd.__name__ = self.__name__
+        return bwd
+
+    def _run(self, perturbed, res, cts):
+        zeros = tuple(c.aval if type(c) is Zero else None for c in cts)
+        live = [c for c in cts if type(c) is not Zero]
+        avals = [get_aval(x) for x in (*res, *live)]
+        key = (perturbed, tuple(avals), zeros)
+        entry = self.traced.get(key)
+        if entry is None:
+            entry = self._trace(len(res), zeros, avals)
+            if not any(isinstance(c, Tracer) for c in entry[0].consts):
+                self.traced[key] = entry
+        closed, nones = entry
+        outs = iter(eval_jaxpr(closed.jaxpr, closed.consts, *res, *live))
+        return [None if none else next(outs) for none in nones]
+
+    def _trace(self, num_res, zeros, avals):
+        nones = []
+
+        def flat(*xs):
+            given = iter(xs[num_res:])
+            cts = [next(given) if z is None else Zero(z) for z in zeros]
+            outs = self.bwd(list(xs[:num_res]), cts)
+            nones.extend(o is None or type(o) is Zero for o in outs)
+            return [o for o in outs if o is not None and type(o) is not Zero]
+
+        return trace_to_jaxpr(flat, avals), nones
+
+
 def _jaxpr_custom_vjp(self, prim, fun, fwd, bwd, args, name, symbolic_zeros):
     closed, atoms, num_consts = _stage_call(self, fun, args)
     outvars = [Var(a) for a in closed.out_avals]
+    if type(bwd) is not _StagedBwd:
+        bwd = _StagedBwd(bwd)
     params = dict(name=name, bwd=bwd, call_jaxpr=closed, fwd=fwd)
     if num_consts:
         params["num_consts"] = num_consts
@@ -712,11 +879,12 @@ def _jvp_custom_vjp(self, prim, fun, fwd, bwd, args, name, symbolic_zeros):
         outs, residuals = fwd(perturbed, *primals)
         tangents = [ad.instantiate(t) for t in tangents]
         out_avals = [ad.tangent_aval(get_aval(o)) for o in outs]
+        specialize = getattr(bwd, "specialize", None)  # a staged rule: _StagedBwd
         out_tangents = custom_lin_p.bind(
             *residuals,
             *tangents,
             num_res=len(residuals),
-            bwd=bwd,
+            bwd=bwd if specialize is None else specialize(perturbed),
             out_avals=out_avals,
             in_avals=[ad.tangent_aval(get_aval(p)) for p in primals],
         )
@@ -858,6 +1026,9 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         self.bwd = None
         self.symbolic_zeros = False
         self.optimize_remat = False
+        self._arity = positional_arity(fun)
+
+    __getattr__ = forward_def_attr
 
     def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
         """`fwd(*args) -> (out, residuals)`, `bwd(residuals, ct) -> cts` (a tuple,
@@ -884,11 +1055,12 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         return functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
+        name = fun_name(self.fun)
+        args = resolve_args(self.fun, args, kwargs, "custom_vjp", name, self._arity)
         if self.fwd is None:
             raise AttributeError(
-                f"No VJP defined for custom_vjp function {fun_name(self.fun)} using defvjp."
+                f"No VJP defined for custom_vjp function {name} using defvjp."
             )
-        args = _resolve_args(self.fun, args, kwargs)
         nondiff = {i: args[i] for i in self.nondiff_argnums}
         if any(
             isinstance(x, Tracer)
@@ -917,6 +1089,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
         def flat_fun(*flat):
             out = self.fun(*rebuild(tree_util.tree_unflatten(in_tree, flat)))
             out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
+            box["fun_type"] = (box["out_tree"], [get_aval(x) for x in out_leaves])
             return out_leaves
 
         def flat_fwd(perturbed, *flat):
@@ -924,7 +1097,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                 flat = [CustomVJPPrimal(x, p) for x, p in zip(flat, perturbed)]
             result = self.fwd(*rebuild(tree_util.tree_unflatten(in_tree, flat)))
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
-                fwd_name, name = fun_name(self.fwd), fun_name(self.fun)
+                fwd_name = fun_name(self.fwd)
                 raise TypeError(
                     f"Custom VJP fwd rule {fwd_name} for function {name} must "
                     "produce a pair (list or tuple of length two) where the first "
@@ -935,7 +1108,19 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                     f"{fwd_name} produced {result}."
                 )
             out, res = result
-            out_leaves, box["out_tree"] = tree_util.tree_flatten(out)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            if "fun_type" in box:
+                _check_rule_primal_out(
+                    functools.partial(
+                        _FWD_PRIMAL_OUT.format, fwd=fun_name(self.fwd), f=name
+                    ),
+                    name,
+                    "custom_vjp",
+                    box["fun_type"],
+                    out_tree,
+                    out_leaves,
+                )
+            box["out_tree"] = out_tree
             res_leaves, box["res_tree"] = tree_util.tree_flatten(res)
             # Python scalars (flags such as `perturbed`) reach bwd as they are,
             # as in JAX, where they are no tracers: they stay on the Python side.
@@ -960,7 +1145,7 @@ class custom_vjp:  # noqa: N801  (JAX's name)
                 ct_leaves = [ad.instantiate(c) for c in ct_leaves]
             cts = tree_util.tree_unflatten(box["out_tree"], ct_leaves)
             cts_in = self.bwd(*nd, res, cts)
-            return _flatten_bwd_output(cts_in, diff_args, in_tree, in_avals)
+            return _flatten_bwd_output(cts_in, in_tree, in_avals)
 
         in_avals = [get_aval(x) for x in leaves]
         flat_fwd.__name__, flat_bwd.__name__ = fun_name(self.fwd), fun_name(self.bwd)

@@ -24,10 +24,13 @@ from jaxlite.core import (
     Tracer,
     abstract_eval_rules,
     get_aval,
+    has_data,
     impl_rules,
     no_effects,
+    physical_aval,
+    physical_rules,
 )
-from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import ad, batching, physical
 from jaxlite.lax import xla_float32
 from jaxlite.lax.rules import (
     ANY,
@@ -926,6 +929,43 @@ eq_p, ne_p, lt_p, le_p, gt_p, ge_p = (
 )
 
 
+# eq and ne also compare keys (an extended dtype with data) of one dtype, as in JAX:
+# two keys are equal when all their words are.
+
+
+def _key_comparison(prim, reduce_name):
+    numeric_abstract = abstract_eval_rules[prim]
+
+    def abstract(*avals):
+        if not any(has_data(a.dtype) for a in avals):
+            return numeric_abstract(*avals)
+        shape = broadcast_shapes(prim.name, *(a.shape for a in avals))
+        check_same_dtypes(prim.name, avals)
+        return [ShapedArray(shape, np.dtype(np.bool_))], no_effects
+
+    def physical_rule(avals_in, avals_out, *words):
+        from jaxlite.lax import reductions  # (reductions builds on this module)
+        from jaxlite.lax.structural import broadcast_in_dim
+
+        (out,) = avals_out
+        shape = physical_aval(ShapedArray(out.shape, avals_in[0].dtype)).shape
+        words = [
+            broadcast_in_dim(w, shape, tuple(range(out.ndim, len(shape))))
+            if a.ndim < out.ndim
+            else w
+            for w, a in zip(words, avals_in)
+        ]
+        same = prim.bind(*words)
+        axes = tuple(range(out.ndim, len(shape)))
+        return [getattr(reductions, reduce_name)(same, axes)]
+
+    return abstract, physical_rule
+
+
+abstract_eval_rules[eq_p], physical_rules[eq_p] = _key_comparison(eq_p, "reduce_and")
+abstract_eval_rules[ne_p], physical_rules[ne_p] = _key_comparison(ne_p, "reduce_or")
+
+
 # ----------------------------------------------------------------------------------------
 # select_n(which, *cases): cases[which], elementwise
 
@@ -1020,6 +1060,7 @@ select_n_p = Primitive("select_n")
 ad.jvp_rules[select_n_p] = _select_n_jvp
 ad.transpose_rules[select_n_p] = _select_n_transpose
 batching.batch_rules[select_n_p] = _select_n_batch
+physical_rules[select_n_p] = physical.by_elements(select_n_p)
 impl_rules[select_n_p] = _select_n_impl
 abstract_eval_rules[select_n_p] = _select_n_abstract
 lowering_rules[select_n_p] = _select_n_lowering
@@ -1119,7 +1160,18 @@ def _convert_element_type_impl(x, *, new_dtype, weak_type):
 
 
 def _convert_element_type_abstract(x, *, new_dtype, weak_type):
+    if (has_data(x.dtype) or has_data(new_dtype)) and x.dtype != new_dtype:
+        raise _cannot_convert(x.dtype, new_dtype)
     return [ShapedArray(x.shape, new_dtype, weak_type)], no_effects
+
+
+def _cannot_convert(old, new):
+    """JAX's error for a conversion to or from keys (an extended dtype)."""
+    return ValueError(
+        f"Cannot convert_element_type from {old} to {getattr(new, 'name', new)}. Key "
+        "arrays convert to nothing: use jax.random.key_data(keys) for their uint32 "
+        "data, or jax.random.wrap_key_data(data) for keys over uint32 data."
+    )
 
 
 def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type):
@@ -1190,6 +1242,11 @@ def convert_element_type(operand, new_dtype, weak_type=False):
     ):
         return operand  # already of a canonical dtype: nothing to do (the common case)
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    old_dtype = getattr(operand, "dtype", None)
+    if has_data(old_dtype) or has_data(new_dtype):  # keys convert to nothing else
+        if old_dtype == new_dtype:
+            return operand
+        raise _cannot_convert(dtypes.dtype(operand), new_dtype)
     if dtypes.issubdtype(
         dtypes.result_type(operand), np.complexfloating
     ) and not dtypes.issubdtype(new_dtype, np.complexfloating):
@@ -1307,6 +1364,7 @@ ad.jvp_rules[stop_gradient_p] = _stop_gradient_jvp
 batching.defvectorized(stop_gradient_p)
 lowering_rules[stop_gradient_p] = inline("{}")
 native_rules[stop_gradient_p] = "identity"
+physical_rules[stop_gradient_p] = lambda avals_in, avals_out, x: [x]
 
 
 def stop_gradient(x):

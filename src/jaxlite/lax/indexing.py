@@ -46,10 +46,12 @@ from jaxlite.core import (
     Tracer,
     abstract_eval_rules,
     find_cur_trace_is_eval,
+    has_data,
     impl_rules,
     no_effects,
+    physical_rules,
 )
-from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import ad, batching, physical
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax.constructors import full
@@ -189,6 +191,7 @@ lowering_rules[slice_p] = _slice_lowering
 native_rules[slice_p] = "slice"
 ad.deflinear(slice_p, _slice_transpose)
 batching.batch_rules[slice_p] = _slice_batch
+physical_rules[slice_p] = physical.by_elements(slice_p)
 
 
 def slice(operand_, start_indices, limit_indices, strides=None):  # noqa: A001
@@ -359,6 +362,7 @@ abstract_eval_rules[dynamic_slice_p] = _dynamic_slice_abstract
 ad.jvp_rules[dynamic_slice_p] = _dynamic_slice_jvp
 ad.transpose_rules[dynamic_slice_p] = _dynamic_slice_transpose
 batching.batch_rules[dynamic_slice_p] = _dynamic_slice_batch
+physical_rules[dynamic_slice_p] = physical.by_elements(dynamic_slice_p)
 native_rules[dynamic_slice_p] = "dynamic_slice"
 
 
@@ -453,6 +457,7 @@ abstract_eval_rules[dynamic_update_slice_p] = _dynamic_update_slice_abstract
 ad.jvp_rules[dynamic_update_slice_p] = _dynamic_update_slice_jvp
 ad.transpose_rules[dynamic_update_slice_p] = _dynamic_update_slice_transpose
 batching.batch_rules[dynamic_update_slice_p] = _dynamic_update_slice_batch
+physical_rules[dynamic_update_slice_p] = physical.by_elements(dynamic_update_slice_p)
 native_rules[dynamic_update_slice_p] = "dynamic_update_slice"
 
 
@@ -688,7 +693,9 @@ def _in_bounds(starts, upper, dims=None):
 
 def default_fill_value(dtype):
     """JAX's fill for out-of-bounds gathers: NaN, the lowest signed or highest unsigned
-    integer, or True."""
+    integer, or True; keys get that of their data (uint32: the highest)."""
+    if has_data(dtype):
+        dtype = dtype._rules.physical_element_aval(dtype)[1]
     dtype = np.dtype(dtype)
     if dtypes.issubdtype(dtype, np.inexact):
         return np.nan
@@ -1103,6 +1110,7 @@ abstract_eval_rules[gather_p] = _gather_abstract
 ad.jvp_rules[gather_p] = _gather_jvp
 ad.transpose_rules[gather_p] = _gather_transpose
 batching.batch_rules[gather_p] = _gather_batch
+physical_rules[gather_p] = physical.by_elements(gather_p)
 
 
 def gather(

@@ -45,10 +45,11 @@ from jaxlite.core import (
     impl_rules,
     jaxpr_as_fun,
     join_effects,
+    physical_rules,
     set_current_trace,
 )
 from jaxlite.errors import ConcretizationTypeError
-from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import ad, batching, physical
 from jaxlite.interpreters import partial_eval as pe
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.interpreters.partial_eval import trace_to_jaxpr
@@ -639,6 +640,7 @@ ad.jvp_rules[scan_p] = _scan_jvp
 ad.partial_eval_rules[scan_p] = _scan_partial_eval
 ad.transpose_rules[scan_p] = _scan_transpose
 batching.batch_rules[scan_p] = _scan_batch
+physical_rules[scan_p] = physical.with_physical_jaxprs(scan_p)
 dce_rules[scan_p] = _scan_dce
 
 
@@ -1035,6 +1037,7 @@ ad.jvp_rules[while_p] = _while_jvp
 ad.partial_eval_rules[while_p] = _while_partial_eval
 ad.transpose_rules[while_p] = _while_transpose
 batching.batch_rules[while_p] = _while_batch
+physical_rules[while_p] = physical.with_physical_jaxprs(while_p)
 dce_rules[while_p] = _while_dce
 
 

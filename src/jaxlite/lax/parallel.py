@@ -13,6 +13,11 @@ like `reduce_sum`: that is what a batched `psum` prints as, as in JAX
 (`psum[axes=(0,) axis_index_groups=None]`). A collective over a name that no enclosing
 vmap binds raises JAX's NameError ("unbound axis name").
 
+A named axis can also span processes (a `shard_map` over a mesh of several processes'
+devices, see `distributed/topology.py`): the vmap then holds this process's members
+of the axis, and each rule, after its work among them, finishes the collective
+across the processes with a primitive of `lax/cross_process.py` (an MPI call).
+
 The linear collectives transpose into each other (psum into psum, all_gather into
 psum_scatter, ppermute into the inverse permutation, all_to_all into all_to_all with
 the axes swapped), so they work under grad; pmax and pmin have no derivative, as in JAX.
@@ -33,6 +38,7 @@ from jaxlite.core import (
     impl_rules,
     no_effects,
 )
+from jaxlite.distributed.topology import process_axis
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import (
     axis_exists,
@@ -42,6 +48,7 @@ from jaxlite.interpreters.batching import (
     not_mapped,
     rule_axis_name,
 )
+from jaxlite.lax import cross_process as xp
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax import structural as st
 from jaxlite.lax.constructors import full
@@ -107,8 +114,24 @@ def _impl_unbound(api_name):
     return impl
 
 
+def _axis_size(name):
+    """The size of the named axis: its vmap's, times the processes it spans."""
+    across = process_axis(name)
+    size = axis_size_of(name)
+    return size if across is None else size * across.count
+
+
 def _group_size(axis_name):
-    return math.prod(axis_size_of(name) for name in _names(axis_name))
+    return math.prod(_axis_size(name) for name in _names(axis_name))
+
+
+def _across_processes(x, name, op):
+    """`x`, reduced over this process's members of axis `name`, reduced over the
+    processes the axis spans too (if it spans any)."""
+    across = process_axis(name)
+    if across is None:
+        return x
+    return xp.process_allreduce_p.bind(x, axis_name=name, group=across.group, op=op)
 
 
 def _no_groups(axis_index_groups):
@@ -161,7 +184,7 @@ def _allreduce_impl(name, np_fn):
     return impl
 
 
-def _allreduce_batch(prim, if_unmapped):
+def _allreduce_batch(prim, op, if_unmapped):
     """Batching of psum/pmax/pmin: the vmap's own name becomes its batch dimension
     (a positional axis of the same primitive), other axes pass on to the parent."""
 
@@ -179,7 +202,9 @@ def _allreduce_batch(prim, if_unmapped):
             rest = tuple(a for a in axes if a != name)
             if rest:
                 x = prim.bind(x, axes=rest, axis_index_groups=None)
-            return [if_unmapped(x, axis_size)], [not_mapped]
+            return [_across_processes(if_unmapped(x, axis_size), name, op)], [
+                not_mapped
+            ]
         x = moveaxis(x, d, 0)
         shifted = tuple(a + 1 if isinstance(a, int) else a for a in axes)
         if not ours:
@@ -188,7 +213,8 @@ def _allreduce_batch(prim, if_unmapped):
                 return [out], [0]
             return [prim.bind(x, axes=shifted, axis_index_groups=None)], [0]
         new_axes = tuple(0 if a == name else a for a in shifted)
-        return [prim.bind(x, axes=new_axes, axis_index_groups=None)], [not_mapped]
+        out = prim.bind(x, axes=new_axes, axis_index_groups=None)
+        return [_across_processes(out, name, op)], [not_mapped]
 
     return rule
 
@@ -228,7 +254,7 @@ impl_rules[psum_p] = _allreduce_impl(
 abstract_eval_rules[psum_p] = lambda x, **p: _allreduce_abstract("psum", x, **p)
 ad.deflinear(psum_p, _psum_transpose)
 batching.batch_rules[psum_p] = _allreduce_batch(
-    psum_p, lambda v, n: ew.mul(_const_of(v, n), v)
+    psum_p, "sum", lambda v, n: ew.mul(_const_of(v, n), v)
 )
 batching.collective_axis_names[psum_p] = _allreduce_names
 
@@ -236,14 +262,14 @@ pmax_p = Primitive("pmax")
 impl_rules[pmax_p] = _allreduce_impl("pmax", lambda x, axes: np.max(x, axis=axes))
 abstract_eval_rules[pmax_p] = lambda x, **p: _allreduce_abstract("pmax", x, **p)
 ad.jvp_rules[pmax_p] = _no_derivative("pmax")
-batching.batch_rules[pmax_p] = _allreduce_batch(pmax_p, lambda v, n: v)
+batching.batch_rules[pmax_p] = _allreduce_batch(pmax_p, "max", lambda v, n: v)
 batching.collective_axis_names[pmax_p] = _allreduce_names
 
 pmin_p = Primitive("pmin")
 impl_rules[pmin_p] = _allreduce_impl("pmin", lambda x, axes: np.min(x, axis=axes))
 abstract_eval_rules[pmin_p] = lambda x, **p: _allreduce_abstract("pmin", x, **p)
 ad.jvp_rules[pmin_p] = _no_derivative("pmin")
-batching.batch_rules[pmin_p] = _allreduce_batch(pmin_p, lambda v, n: v)
+batching.batch_rules[pmin_p] = _allreduce_batch(pmin_p, "min", lambda v, n: v)
 batching.collective_axis_names[pmin_p] = _allreduce_names
 
 
@@ -359,7 +385,11 @@ def _axis_index_abstract(*, axis_name):
 def _axis_index_batch(axis_size, vals, dims, *, axis_name):
     if axis_name != rule_axis_name():
         return [axis_index_p.bind(axis_name=axis_name)], [not_mapped]
-    return [st.iota(np.int32, axis_size)], [0]
+    index = st.iota(np.int32, axis_size)
+    across = process_axis(axis_name)
+    if across is not None:  # this process's members come after the previous ones'
+        index = ew.add(index, np.int32(across.coord * axis_size))
+    return [index], [0]
 
 
 axis_index_p = Primitive("axis_index")
@@ -378,7 +408,7 @@ def axis_index(axis_name):
     for name in reversed(tuple(axis_name)):
         term = ew.mul(axis_index(name), np.int32(inner))
         index = term if index is None else ew.add(index, term)
-        inner *= axis_size_of(name)
+        inner *= _axis_size(name)
     return index
 
 
@@ -423,6 +453,11 @@ def _all_gather_batch(
     _no_groups(axis_index_groups)
     _single_name("all_gather", axis_name, name)
     out = moveaxis(bdim_at_front(x, d, size), 0, all_gather_dimension)
+    across = process_axis(name)
+    if across is not None:  # this process's members, then every process's
+        out = xp.process_all_gather_p.bind(
+            out, axis_name=name, group=across.group, axis=all_gather_dimension
+        )
     if tiled:
         shape = list(np.shape(out))
         shape[all_gather_dimension : all_gather_dimension + 2] = [
@@ -535,20 +570,27 @@ def _reduce_scatter_batch(
     else:
         total = reduce_sum(x, (d,))
     n = np.shape(total)[scatter_dimension]
+    count = _axis_size(name)
+    if tiled and n % count:
+        raise ValueError(
+            f"tiled reduce_scatter operand scatter dimension size {n} must be "
+            f"divisible by shard_count {count}"
+        )
+    if not tiled and n != count:
+        raise ValueError(
+            f"reduce_scatter operand scatter dimension size {n} must match shard "
+            f"count {count}"
+        )
+    across = process_axis(name)
+    if across is not None:  # the sum over the processes; this one's block of it
+        total = xp.process_reduce_scatter_p.bind(
+            total, axis_name=name, group=across.group, axis=scatter_dimension
+        )
+        n //= across.count
     if tiled:
-        if n % size:
-            raise ValueError(
-                f"tiled reduce_scatter operand scatter dimension size {n} must be "
-                f"divisible by shard_count {size}"
-            )
         shape = list(np.shape(total))
         shape[scatter_dimension : scatter_dimension + 1] = [size, n // size]
         total = st.reshape(total, tuple(shape))
-    elif n != size:
-        raise ValueError(
-            f"reduce_scatter operand scatter dimension size {n} must match shard "
-            f"count {size}"
-        )
     return [total], [scatter_dimension]
 
 
@@ -649,10 +691,18 @@ def _ppermute_batch(size, vals, dims, *, axis_name, perm):
     if name not in axis_name:
         return [ppermute_p.bind(x, axis_name=axis_name, perm=perm)], [d]
     _single_name("ppermute", axis_name, name)
-    _check_perm(perm, size)
-    if d is not_mapped and len(perm) == size:
+    count = _axis_size(name)
+    _check_perm(perm, count)
+    if d is not_mapped and len(perm) == count:
         return [x], [not_mapped]
-    return [_permute_front(bdim_at_front(x, d, size), perm, size)], [0]
+    across = process_axis(name)
+    if across is None:
+        return [_permute_front(bdim_at_front(x, d, size), perm, size)], [0]
+    out = xp.process_permute_p.bind(
+        bdim_at_front(x, d, size), axis_name=name, group=across.group, perm=perm,
+        axis=0,
+    )  # fmt: skip
+    return [out], [0]
 
 
 def _ppermute_transpose(ct, x, *, axis_name, perm):
@@ -728,8 +778,16 @@ def _all_to_all_batch(size, vals, dims, *, axis_index_groups, axis_name,
     _single_name("all_to_all", names, name)
     # x[k] is member k's value; block j of its split axis goes to member j.
     x = bdim_at_front(x, d, size)
-    shape = list(np.shape(x))
     s, c = split_axis + 1, concat_axis + 1
+    across = process_axis(name)
+    if across is not None:
+        # Each process gets the blocks for its members from every process, which
+        # then stand along axis 0 as the sources k (all the axis's members, in
+        # order); the split axis keeps the blocks of this process's members j.
+        x = xp.process_all_to_all_p.bind(
+            x, axis_name=name, group=across.group, split_axis=s, concat_axis=0
+        )
+    shape = list(np.shape(x))
     m = shape[s] // size
     # [k, ..., (j, m) at s, ...] with axis labels: k=0, j at s, m at s+1.
     x = st.reshape(x, tuple(shape[:s] + [size, m] + shape[s + 1 :]))

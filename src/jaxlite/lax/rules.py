@@ -86,12 +86,17 @@ _NAMED_CLASSES = {
 }
 
 
+def _name(dtype):
+    """A dtype's name in messages (an extended dtype's own: `key<fry>`)."""
+    return dtype.name if dtypes.is_extended(dtype) else np.dtype(dtype).name
+
+
 def check_dtype(name, dtype, kinds):
     if _kind_of(dtype) not in kinds:
         if dtype == dtypes.float0:
             raise float0_operation_error(name)
         raise TypeError(
-            f"{name} does not accept dtype {np.dtype(dtype).name}. "
+            f"{name} does not accept dtype {_name(dtype)}. "
             f"Accepted dtypes are subtypes of {kind_names(kinds)}."
         )
 
@@ -105,7 +110,7 @@ def check_operand_dtypes(name, avals, kinds):
             if aval.dtype == dtypes.float0:
                 raise float0_operation_error(name, i)
             raise TypeError(
-                f"{name} does not accept dtype {np.dtype(aval.dtype).name} at position "
+                f"{name} does not accept dtype {_name(aval.dtype)} at position "
                 f"{i}. Accepted dtypes at position {i} are subtypes of "
                 f"{kind_names(ok)}."
             )

@@ -39,9 +39,10 @@ from jaxlite.core import (
     eval_trace,
     impl_rules,
     no_effects,
+    physical_rules,
     set_current_trace,
 )
-from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import ad, batching, physical
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax.constructors import full
@@ -524,6 +525,7 @@ native_rules[scatter_p] = "scatter"
 ad.jvp_rules[scatter_p] = _scatter_jvp
 ad.transpose_rules[scatter_p] = _scatter_transpose
 batching.batch_rules[scatter_p] = scatter_batch_rule(scatter_p)
+physical_rules[scatter_p] = physical.by_elements(scatter_p)
 scatter = _public_scatter(
     scatter_p,
     "scatter",

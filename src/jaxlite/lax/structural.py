@@ -29,9 +29,10 @@ from jaxlite.core import (
     as_value,
     impl_rules,
     no_effects,
+    physical_rules,
 )
 from jaxlite.errors import JaxRuntimeError
-from jaxlite.interpreters import ad, batching
+from jaxlite.interpreters import ad, batching, physical
 from jaxlite.lax.rules import check_same_dtypes
 from jaxlite.util import canonicalize_axis
 
@@ -264,6 +265,7 @@ native_rules[broadcast_in_dim_p] = "broadcast_in_dim"
 abstract_eval_rules[broadcast_in_dim_p] = _broadcast_in_dim_abstract
 ad.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 batching.batch_rules[broadcast_in_dim_p] = _broadcast_in_dim_batch
+physical_rules[broadcast_in_dim_p] = physical.by_elements(broadcast_in_dim_p)
 
 
 def broadcast_in_dim(operand_, shape, broadcast_dimensions):
@@ -349,6 +351,7 @@ impl_rules[reshape_p] = _reshape_impl
 abstract_eval_rules[reshape_p] = _reshape_abstract
 ad.deflinear(reshape_p, _reshape_transpose)
 batching.batch_rules[reshape_p] = _reshape_batch
+physical_rules[reshape_p] = physical.by_elements(reshape_p)
 native_rules[reshape_p] = "reshape"
 
 
@@ -407,6 +410,7 @@ lowering_rules[squeeze_p] = inline("np.squeeze({0}, {dimensions})")
 native_rules[squeeze_p] = "squeeze"
 ad.deflinear(squeeze_p, _squeeze_transpose)
 batching.batch_rules[squeeze_p] = _squeeze_batch
+physical_rules[squeeze_p] = physical.by_elements(squeeze_p)
 
 
 def squeeze(array, dimensions):
@@ -469,6 +473,7 @@ lowering_rules[transpose_p] = inline("np.transpose({0}, {permutation})")
 native_rules[transpose_p] = "transpose"
 ad.deflinear(transpose_p, _transpose_transpose)
 batching.batch_rules[transpose_p] = _transpose_batch
+physical_rules[transpose_p] = physical.by_elements(transpose_p)
 
 
 def transpose(operand_, permutation):
@@ -541,6 +546,7 @@ lowering_rules[concatenate_p] = _concatenate_lowering
 native_rules[concatenate_p] = "concatenate"
 ad.deflinear(concatenate_p, _concatenate_transpose)
 batching.batch_rules[concatenate_p] = _concatenate_batch
+physical_rules[concatenate_p] = physical.by_elements(concatenate_p)
 
 
 def concatenate(operands, dimension):
@@ -600,6 +606,7 @@ lowering_rules[stack_p] = _stack_lowering
 native_rules[stack_p] = "stack"
 ad.deflinear(stack_p, _stack_transpose)
 batching.batch_rules[stack_p] = _stack_batch
+physical_rules[stack_p] = physical.by_elements(stack_p)
 
 
 def stack(operands, axis=0):
@@ -662,6 +669,7 @@ impl_rules[split_p] = _split_impl
 abstract_eval_rules[split_p] = _split_abstract
 ad.deflinear(split_p, _split_transpose)
 batching.batch_rules[split_p] = _split_batch
+physical_rules[split_p] = physical.by_elements(split_p)
 native_rules[split_p] = "split"
 
 
@@ -733,6 +741,7 @@ abstract_eval_rules[tile_p] = _tile_abstract
 lowering_rules[tile_p] = inline("np.tile({0}, {reps})")
 ad.deflinear(tile_p, _tile_transpose)
 batching.batch_rules[tile_p] = _tile_batch
+physical_rules[tile_p] = physical.by_elements(tile_p)
 
 
 def tile(operand_, reps):
@@ -847,6 +856,7 @@ native_rules[pad_p] = "pad"
 abstract_eval_rules[pad_p] = _pad_abstract
 ad.deflinear(pad_p, _pad_transpose)
 batching.batch_rules[pad_p] = _pad_batch
+physical_rules[pad_p] = physical.by_elements(pad_p)
 
 
 def pad(operand_, padding_value, padding_config):
@@ -958,6 +968,7 @@ lowering_rules[rev_p] = inline("np.flip({0}, {dimensions})")
 native_rules[rev_p] = "rev"
 ad.deflinear(rev_p, _rev_transpose)
 batching.batch_rules[rev_p] = _rev_batch
+physical_rules[rev_p] = physical.by_elements(rev_p)
 
 
 def rev(operand_, dimensions):
@@ -979,6 +990,7 @@ lowering_rules[copy_p] = inline("{0}")
 native_rules[copy_p] = "identity"
 ad.deflinear(copy_p, lambda ct, x: [None if type(ct) is ad.Zero else copy_p.bind(ct)])
 batching.defvectorized(copy_p)
+physical_rules[copy_p] = physical.by_elements(copy_p)
 
 
 def copy(operand_):

@@ -195,3 +195,18 @@ def attach_methods(jnp):
     for cls in (Array, Tracer):
         for name, value in methods.items():
             setattr(cls, name, value)
+    if "__getitem__" in methods:
+        Tracer.__getitem__ = _tracer_getitem(methods["__getitem__"])
+
+
+def _tracer_getitem(getitem):
+    """A tracer's `__getitem__`: a tracer of a mutable array reference reads through
+    its aval (`jaxlite.state`), as JAX's tracers do; any other indexes as an array."""
+
+    def method(self, idx):
+        ref_getitem = getattr(self.aval, "_getitem", None)
+        if ref_getitem is not None:
+            return ref_getitem(self, idx)
+        return getitem(self, idx)
+
+    return method

@@ -102,7 +102,7 @@ def _array(object, dtype, copy, order, ndmin, fun_name):  # noqa: A002
         object = lax.real(object)  # noqa: A001  (XLA's complex -> bool: real part)
     if object is None:
         raise ValueError("None is not a valid value for jnp.array")
-    if isinstance(object, Tracer):
+    if isinstance(object, Tracer) or _is_keys(object):
         out = object if dtype is None else lax.convert_element_type(object, dtype)
         if copy and out is object:
             out = copy_p.bind(object)
@@ -115,7 +115,7 @@ def _array(object, dtype, copy, order, ndmin, fun_name):  # noqa: A002
             out = lax.convert_element_type(object, dtype)
     elif isinstance(object, (list, tuple)):
         leaves = list(_leaves(object))
-        if any(isinstance(x, Tracer) for x in leaves):
+        if any(isinstance(x, Tracer) or _is_keys(x) for x in leaves):
             out = _array_from_sequence(object, leaves, dtype)
         else:
             out = Array(_numpy_from_sequence(object, leaves, dtype))
@@ -127,6 +127,12 @@ def _array(object, dtype, copy, order, ndmin, fun_name):  # noqa: A002
     if ndmin > np.ndim(out):
         out = lax.broadcast_to_rank(out, ndmin)
     return out
+
+
+def _is_keys(x):
+    """Whether `x` is an array of an extended dtype (keys): such arrays are built
+    with lax operations, as tracers are."""
+    return dtypes.is_extended(getattr(x, "dtype", None))
 
 
 def _coerce(value, dtype):
@@ -645,7 +651,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     x = _slice_in_dim(x, 0, size, nd - 2)
     flat = lax.reshape(x, (*batch, size * q))
     config = [(0, 0, 0)] * len(batch) + [(0, size, 0)]
-    flat = lax.pad(flat, lax.convert_element_type(0, x.dtype, x.weak_type), config)
+    flat = lax.pad(flat, lax.full_like(x, 0, shape=()), config)  # (keys too)
     rows = lax.reshape(flat, (*batch, size, q + 1))
     return lax.reshape(_slice_in_dim(rows, 0, 1, nd - 1), (*batch, size))
 

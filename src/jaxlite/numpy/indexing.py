@@ -27,8 +27,11 @@ from jaxlite.config import config
 from jaxlite.core import (
     Array,
     Tracer,
+    _extended_value_types,
     concrete_or_error,
     find_cur_trace_is_eval,
+    from_physical,
+    physical_value,
 )
 from jaxlite.eager_jit import eager_jit
 from jaxlite.errors import ConcretizationTypeError, NonConcreteBooleanIndexError
@@ -249,8 +252,13 @@ def _take_by_array(x, idx):
 
 def _basic_fast_path(x, idx):
     """Eagerly, basic indexing (ints in bounds, slices, None, Ellipsis) of an Array is
-    NumPy's own view indexing: same values as `slice`/`squeeze`, one step."""
-    if type(x) is not Array or not find_cur_trace_is_eval():
+    NumPy's own view indexing: same values as `slice`/`squeeze`, one step. Keys are
+    indexed so through their data, whose trailing element axes stay whole."""
+    if type(x) is not Array:
+        if type(x) in _extended_value_types and find_cur_trace_is_eval():
+            return _key_fast_path(x, idx)
+        return None
+    if not find_cur_trace_is_eval():
         return None
     items = idx if type(idx) is tuple else (idx,)
     shape = x._value.shape
@@ -280,6 +288,19 @@ def _basic_fast_path(x, idx):
         elif i is not None:
             d += 1
     return _fast(x, idx)
+
+
+def _key_fast_path(keys, idx):
+    aval = keys.aval
+    data = physical_value(keys, aval)
+    items = idx if type(idx) is tuple else (idx,)
+    if sum(type(i) in (int, builtins.slice) for i in items) > aval.ndim:
+        return None  # too many indices: the general path raises IndexError
+    element = (builtins.slice(None),) * (data.ndim - aval.ndim)
+    out = _basic_fast_path(data, (*items, *element))
+    if out is None:
+        return None
+    return from_physical(out, aval.update(shape=out.shape[: out.ndim - len(element)]))
 
 
 def _fast(x, idx):
@@ -643,8 +664,8 @@ def _scatter_update(
     """`x` with `x[idx] op= y` applied, as one scatter (computed in the promoted dtype
     of x and y, then cast back to x's dtype and weak type, as JAX does)."""
     x = asarray(x)
-    dtype, weak = np.dtype(x.dtype), x.weak_type
-    if type(y) is int and np.issubdtype(dtype, np.integer):
+    dtype, weak = x.dtype, x.weak_type
+    if type(y) is int and dtypes.issubdtype(dtype, np.integer):
         info = np.iinfo(dtype)
         y = asarray(y, dtype=dtype) if info.min <= y <= info.max else asarray(y)
     else:
@@ -998,6 +1019,8 @@ def nonzero(a, *, size=None, fill_value=None):
             "jnp.atleast_1d(scalar).nonzero() instead."
         )
     int_dtype = dtypes.default_int_dtype()
+    if dtypes.is_extended(a.dtype):
+        ufuncs.not_equal(a, 0)  # keys are not numbers: JAX's error
     value = _concrete_value(a)
     if size is None:
         if value is None:

@@ -391,37 +391,8 @@ def _promote_to(arrays, dtype, fun_name):
     return [lax.convert_element_type(x, dtype) for x in arrays]
 
 
-def _has_keys(arrays):
-    xs = arrays if isinstance(arrays, (list, tuple)) else (arrays,)
-    return any(dtypes.is_extended(getattr(x, "dtype", None)) for x in xs)
-
-
-def _join_keys(fun_name, arrays, axis, new_axis):
-    """Typed PRNG keys joined through their uint32 data `(*shape, 2)`, whose last
-    axis (the two words of a key) stays last."""
-    keys = list(arrays)  # a key array stands for the list of its rows
-    if not keys:
-        raise ValueError(f"Need at least one array to {fun_name}.")
-    # Keys join only with keys of their dtype, whose rules give their data and wrap
-    # new data (the key dtype is defined by the libs above, in jaxlite.prng).
-    key_dtype = dtypes.result_type(*keys)
-    data = [key_dtype.physical_data(k) for k in keys]
-    if new_axis:
-        out = stack(data, _axis(axis, np.ndim(data[0])))
-    else:
-        if axis is None:
-            data = [lax.reshape(x, (int(np.size(x)) // 2, 2)) for x in data]
-            axis = 0
-        if any(np.ndim(x) < 2 for x in data):
-            raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-        out = concatenate(data, _axis(axis, np.ndim(data[0]) - 1))
-    return key_dtype.wrap_physical_data(out)
-
-
 def concatenate(arrays, axis=0, dtype=None):
     """Join arrays along an existing axis (`axis=None` flattens them first)."""
-    if _has_keys(arrays):
-        return _join_keys("concatenate", arrays, axis, new_axis=False)
     if not isinstance(arrays, (list, tuple)) and axis is not None:
         check_arraylike("concatenate", arrays)
         x = operand(arrays)
@@ -462,8 +433,6 @@ def stack(arrays, axis=0, out=None, dtype=None):
     """Join arrays of one shape along a new axis."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
-    if _has_keys(arrays):
-        return _join_keys("stack", arrays, axis, new_axis=True)
     if not isinstance(arrays, (list, tuple)):
         check_arraylike("stack", arrays)
         x = _promote_to([operand(arrays)], dtype, "stack")[0]

@@ -147,22 +147,15 @@ def check_arraylike(fun_name, *args):
     refused with JAX 0.10.2's ValueError (its jitted jax.numpy functions no longer
     convert one); the functions that do convert it call `ensure_arraylike`."""
     for i, a in enumerate(args):
-        # `type(a) is Array`, not isinstance: key arrays count as Arrays for users
-        # (as in JAX) but are refused here.
+        # Key arrays are Arrays too (`isinstance`): the primitives' rules decide
+        # which operations they accept.
         if not (
             type(a) is Array
             or type(a) in _SCALARS
-            or isinstance(a, (Tracer, np.ndarray, np.generic))
+            or isinstance(a, (Array, Tracer, np.ndarray, np.generic))
         ):
             if getattr(a, "__jax_array__", None) is not None:
                 raise jax_array_abstractification_error()
-            if dtypes.is_extended(getattr(a, "dtype", None)):
-                raise TypeError(
-                    f"{fun_name} does not accept dtype {a.dtype} at position {i}. Key "
-                    "arrays support only structural operations (indexing, reshape, "
-                    "concatenate, where, take, ...); use jax.random.key_data(keys) "
-                    "for their uint32 data."
-                )
             raise TypeError(
                 f"{fun_name} requires ndarray or scalar arguments, got {type(a)} at "
                 f"position {i}."
@@ -262,18 +255,38 @@ def _check_operands(fun_name, args, float0_ok=False):
             raise float0_operation_error(fun_name)
 
 
+def check_for_prngkeys(fun_name, args, numeric=False):
+    """Keys promote with nothing: mixed with another dtype they are refused here with
+    JAX's message; keys of one dtype go on to the primitives' rules, unless the
+    function computes in a numeric type (`numeric`), which keys have none of."""
+    if not any(dtypes.is_extended(getattr(a, "dtype", None)) for a in args):
+        return
+    arg_dtypes = [dtypes.dtype(a) for a in args]
+    if len(set(map(str, arg_dtypes))) > 1:
+        names = ", ".join(map(str, arg_dtypes))
+        raise TypeError(f"{fun_name} does not accept dtypes {names}.")
+    if numeric:
+        raise TypeError(
+            f"{fun_name} does not accept dtype {arg_dtypes[0]}: key arrays are not "
+            "numbers. Use jax.random.key_data(keys) for their uint32 data."
+        )
+
+
 def promote_args(fun_name, *args):
     _check_operands(fun_name, args)
+    check_for_prngkeys(fun_name, args)
     return promote_shapes(fun_name, *promote_dtypes(*args))
 
 
 def promote_args_inexact(fun_name, *args):
     _check_operands(fun_name, args)
+    check_for_prngkeys(fun_name, args, numeric=True)
     return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
 
 
 def promote_args_numeric(fun_name, *args):
     _check_operands(fun_name, args)
+    check_for_prngkeys(fun_name, args, numeric=True)
     return promote_shapes(fun_name, *promote_dtypes_numeric(*args))
 
 
@@ -331,7 +344,7 @@ def _binary(name, prim, promote=promote_args, bool_prim=None):
                 if s is not None:
                     return prim.bind(s, x2)
         x1, x2 = promote(name, x1, x2)
-        if bool_prim is not None and np.dtype(x1.dtype).kind == "b":
+        if bool_prim is not None and x1.dtype == np.bool_:
             return bool_prim.bind(x1, x2)
         return prim.bind(x1, x2)
 
@@ -397,7 +410,7 @@ def _compare(name, prim):
             if s is not None:
                 return prim.bind(x1, s)
         x1, x2 = promote_args(name, x1, x2)
-        if dtypes.issubdtype(np.dtype(x1.dtype), np.complexfloating):
+        if dtypes.issubdtype(x1.dtype, np.complexfloating):
             re1, re2 = ew.real_p.bind(x1), ew.real_p.bind(x2)
             on_imag = prim.bind(ew.imag_p.bind(x1), ew.imag_p.bind(x2))
             return lax.select(ew.eq_p.bind(re1, re2), on_imag, prim.bind(re1, re2))

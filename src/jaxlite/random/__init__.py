@@ -12,6 +12,7 @@ through. The entry points check their arguments eagerly and run a `jit`-compiled
 as JAX does, so eager calls cost one cached program each.
 
 The modules, by concept: `keys` (making, splitting and folding keys; raw bits),
+`generators` (the PRNG implementations besides Threefry-2x32),
 `continuous` (uniform floats and their transforms), `discrete` (integers, choices,
 shuffles, counts), `gamma_family` (gamma variates and what is built on them),
 `multivariate` (normal vectors, orthogonal matrices), `xla_math` (XLA's float32
@@ -28,6 +29,7 @@ NumPy's functions and may differ from JAX's in the last bit.
 """
 
 from jaxlite.prng import PRNGKeyArray
+from jaxlite.random import generators as _generators  # registers rbg, philox, ...
 from jaxlite.random.keys import (
     PRNGKey,
     bits,

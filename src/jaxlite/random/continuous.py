@@ -19,7 +19,6 @@ from jaxlite import numpy as jnp
 from jaxlite.dispatch import jit
 from jaxlite.lax.structural import canonicalize_shape
 from jaxlite.numpy.ufuncs import promote_dtypes_inexact
-from jaxlite.prng import check_prng_key
 from jaxlite.random import xla_math as xla
 from jaxlite.random.arguments import (
     UINT_DTYPES,
@@ -34,6 +33,7 @@ from jaxlite.random.arguments import (
     split_key,
     unstack,
 )
+from jaxlite.random.keys import check_prng_key
 
 __all__ = [
     "cauchy",

@@ -24,7 +24,6 @@ from jaxlite.core import concrete_or_error
 from jaxlite.dispatch import jit
 from jaxlite.lax.structural import canonicalize_shape
 from jaxlite.numpy.ufuncs import check_arraylike, promote_dtypes_inexact
-from jaxlite.prng import check_prng_key
 from jaxlite.random import xla_math as xla
 from jaxlite.random.arguments import (
     UINT_DTYPES,
@@ -37,6 +36,7 @@ from jaxlite.random.arguments import (
     unstack,
 )
 from jaxlite.random.continuous import _signs, _uniform, gumbel, uniform
+from jaxlite.random.keys import check_prng_key
 from jaxlite.util import canonicalize_axis
 
 __all__ = [

@@ -21,7 +21,7 @@ from functools import partial
 
 import numpy as np
 
-from jaxlite import dtypes, lax
+from jaxlite import dtypes, lax, prng
 from jaxlite import numpy as jnp
 from jaxlite.api_vmap import vmap
 from jaxlite.core import (
@@ -29,14 +29,13 @@ from jaxlite.core import (
     ShapedArray,
     abstract_eval_rules,
     concrete_or_error,
-    impl_rules,
     no_effects,
+    physical_rules,
 )
 from jaxlite.dispatch import jit
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax.structural import canonicalize_shape
 from jaxlite.numpy.ufuncs import check_arraylike
-from jaxlite.prng import PRNGKeyArray, check_prng_key
 from jaxlite.random import xla_math as xla
 from jaxlite.random.arguments import (
     check_out_sharding,
@@ -54,6 +53,7 @@ from jaxlite.random.continuous import (
     _signs,
     _uniform,
 )
+from jaxlite.random.keys import check_prng_key
 
 __all__ = [
     "ball",
@@ -127,51 +127,48 @@ def _gamma_one(key, alpha, log_space):
     return lax.mul(lax.mul(d, v3), boost)
 
 
-def _gamma_samples(key_data, a, log_space):
-    """Samples for the shapes `a`, whose leading axes are the keys' axes: each key is
-    split into one key per element of the rest of `a`."""
-    key_ndim = np.ndim(key_data) - 1
-    keys = PRNGKeyArray(key_data).reshape(-1)
-    per_key = math.prod(a.shape[key_ndim:])
+@partial(jit, static_argnums=(2, 3, 4))
+def _gamma_samples(key_data, a, keys_ndim, log_space, impl):
+    """Samples for the shapes `a` from the uint32 data of keys of `impl`, whose axes
+    (`keys_ndim` of them) lead `a`'s: each key is split into one key per element of
+    the rest of `a` (the physical rule of `random_gamma`)."""
+    keys = prng.random_wrap(key_data, impl=impl)
+    keys = keys.reshape(-1)
+    per_key = math.prod(a.shape[keys_ndim:])
     keys = vmap(partial(split_key, num=per_key))(keys).reshape(-1)
     samples = vmap(partial(_gamma_one, log_space=log_space))(keys, a.reshape(-1))
     return samples.reshape(a.shape)
 
 
-_gamma_samples_jit = jit(_gamma_samples, static_argnums=(2,))
+def _random_gamma_physical(avals_in, avals_out, key_data, a, *, log_space):
+    keys = avals_in[0]
+    impl = keys.dtype._impl
+    return [_gamma_samples(key_data, a, keys.ndim, log_space, impl)]
 
 
-def _random_gamma_impl(key_data, a, *, log_space):
-    return [np.asarray(_gamma_samples_jit(key_data, a, log_space))]
-
-
-def _random_gamma_abstract(key_data, a, *, log_space):
-    key_shape = tuple(key_data.shape[:-1])
-    if key_data.dtype != np.uint32 or key_data.shape[-1:] != (2,):
+def _random_gamma_abstract(keys, a, *, log_space):
+    if not dtypes.issubdtype(keys.dtype, dtypes.prng_key):
+        raise TypeError(f"random_gamma takes key array operand, got dtype {keys.dtype}")
+    if tuple(a.shape[: keys.ndim]) != tuple(keys.shape):
         raise TypeError(
-            "random_gamma takes uint32 key data of shape (..., 2), got "
-            f"{key_data.dtype}{list(key_data.shape)}"
-        )
-    if tuple(a.shape[: len(key_shape)]) != key_shape:
-        raise TypeError(
-            f"random_gamma: the keys' shape {key_shape} must be a prefix of the shape "
+            f"random_gamma: the keys' shape {keys.shape} must be a prefix of the shape "
             f"of a, {tuple(a.shape)}"
         )
     return [ShapedArray(a.shape, a.dtype, a.weak_type)], no_effects
 
 
-def _random_gamma_jvp_a(a_dot, sample, key_data, a, *, log_space):
+def _random_gamma_jvp_a(a_dot, sample, keys, a, *, log_space):
     return lax.mul(a_dot, _gamma_grad(sample, a, log_space))
 
 
 def _random_gamma_batch(axis_size, vals, dims, *, log_space):
-    key_data, a = (batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims))
-    return [random_gamma_p.bind(key_data, a, log_space=log_space)], [0]
+    keys, a = (batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims))
+    return [random_gamma_p.bind(keys, a, log_space=log_space)], [0]
 
 
 random_gamma_p = Primitive("random_gamma")
-impl_rules[random_gamma_p] = _random_gamma_impl
 abstract_eval_rules[random_gamma_p] = _random_gamma_abstract
+physical_rules[random_gamma_p] = _random_gamma_physical
 ad.defjvp_with_output(random_gamma_p, None, _random_gamma_jvp_a)
 batching.batch_rules[random_gamma_p] = _random_gamma_batch
 
@@ -205,7 +202,7 @@ def _gamma(key, a, shape, dtype, log_space):
     a = lax.convert_element_type(a, dtype)
     if np.shape(a) != shape:
         a = jnp.broadcast_to(a, shape)
-    return random_gamma_p.bind(key._base_array, a, log_space=log_space)
+    return random_gamma_p.bind(key, a, log_space=log_space)
 
 
 def _gamma_grad(sample, a, log_space):

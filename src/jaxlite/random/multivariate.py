@@ -24,9 +24,9 @@ from jaxlite.dispatch import jit
 from jaxlite.lax import linalg as lax_linalg
 from jaxlite.lax.structural import canonicalize_shape
 from jaxlite.numpy.ufuncs import promote_dtypes_inexact
-from jaxlite.prng import check_prng_key
 from jaxlite.random.arguments import check_out_sharding, check_shape
 from jaxlite.random.continuous import _normal
+from jaxlite.random.keys import check_prng_key
 
 __all__ = ["multivariate_normal", "orthogonal"]
 

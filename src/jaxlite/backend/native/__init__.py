@@ -22,6 +22,8 @@ import importlib.util
 import logging
 import math
 
+from jaxlite.core import ShapedArray
+
 native_rules: dict = {}
 
 log = logging.getLogger("jaxlite.backend.native")
@@ -78,7 +80,11 @@ def refusal(jaxpr):
     its import time nor its memory."""
     from jaxlite.backend.lowering import subjaxprs
 
-    for eqn in getattr(jaxpr, "jaxpr", jaxpr).eqns:
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    for v in (*jaxpr.constvars, *jaxpr.invars):
+        if not isinstance(v.aval, ShapedArray):
+            return f"a {v.aval} input: mutable array references run on NumPy"
+    for eqn in jaxpr.eqns:
         if eqn.primitive not in native_rules:
             return f"no native rule for primitive {eqn.primitive.name}"
         if eqn.primitive.name == "dot_general":

@@ -6,9 +6,8 @@ invertible primitives).
 Not here because jaxlite does not have them: `device_put_p` (a device transfer is not
 an operation on one device), `empty2_p`, `eq_to_p`, `le_to_p`, `lt_to_p`,
 `select_and_scatter_p`, `ragged_all_to_all_p`, `approx_top_k_p`, `tridiagonal_p`,
-`sharding_constraint_p`, the `random_*_p` and `threefry2x32_p` of JAX's key
-implementation (jaxlite's keys are computed by other primitives) and the state
-primitives `get_p`, `swap_p`.
+`sharding_constraint_p`, `threefry2x32_p` (jaxlite's Threefry is lax integer
+operations) and the state primitives `get_p`, `swap_p`.
 """
 
 # ruff: noqa: F401  (every import is a re-export)
@@ -173,5 +172,13 @@ from jaxlite.lax.linalg import (
     svd_p,
     triangular_solve_p,
     tridiagonal_solve_p,
+)
+from jaxlite.prng import (
+    random_bits_p,
+    random_fold_in_p,
+    random_seed_p,
+    random_split_p,
+    random_unwrap_p,
+    random_wrap_p,
 )
 from jaxlite.random.gamma_family import random_gamma_p
