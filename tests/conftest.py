@@ -11,6 +11,10 @@ A test marked `numpy_backend` checks the NumPy backend itself (its generated sou
 its buffer reuse, its zero-copy paths): it runs on that backend whatever
 `JAXLITE_BACKEND` says, so the suite can run under `JAXLITE_BACKEND=native` as a
 conformance test of the native backend.
+
+`JAXLITE_TEST_WITHOUT_LLVMLITE=1` runs the suite as if llvmlite were not installed
+(as on PyPy or 32-bit platforms): everything on the NumPy tier. It is set here, in
+each test process (pytest-xdist's workers too), before jaxlite is imported.
 """
 
 import gc
@@ -20,6 +24,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # `from testing import check_grads`
+if os.environ.get("JAXLITE_TEST_WITHOUT_LLVMLITE") == "1":
+    sys.modules["llvmlite"] = None  # `import llvmlite` raises ImportError
 
 from jaxlite import core  # noqa: E402
 from jaxlite.config import config, override  # noqa: E402
