@@ -506,3 +506,25 @@ def test_implementation_64_bit_draws_match_jax(jax, impl):
             ]
 
     both(jax, run)
+
+
+def test_keys_inside_a_linear_solve_under_jit():
+    # The keys live only inside custom_linear_solve's jaxprs (bare Jaxprs whose
+    # constvars are operands): the equation is rewritten with those jaxprs physical.
+    jax = pytest.importorskip("jax")
+
+    def make(lib):
+        def f(b):
+            def matvec(x):
+                noise = lib.random.uniform(lib.random.key(0), x.shape)
+                return x * (2.0 + 0.0 * noise)
+
+            return lib.lax.custom_linear_solve(
+                matvec, b, solve=lambda mv, b: b / 2.0, symmetric=True
+            )
+
+        return lib.jit(f)
+
+    b = np.arange(3.0, dtype=np.float32)
+    np.testing.assert_array_equal(make(jaxlite)(b), make(jax)(b))
+    np.testing.assert_array_equal(make(jaxlite)(b), b / 2)

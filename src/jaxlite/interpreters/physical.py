@@ -93,12 +93,17 @@ def physicalize(closed: ClosedJaxpr) -> ClosedJaxpr:
 def _physical_jaxpr(jaxpr):
     if isinstance(jaxpr, ClosedJaxpr):
         return physicalize(jaxpr)
-    new = physicalize(ClosedJaxpr(jaxpr, []))
-    if new.consts:  # a bare Jaxpr has nowhere to keep constants: inputs, then
+    # A bare Jaxpr's constvars are operands its equation passes (linear_solve's
+    # const_lengths): rewritten as leading inputs, then made constvars again.
+    n = len(jaxpr.constvars)
+    opened = Jaxpr([], [*jaxpr.constvars, *jaxpr.invars], jaxpr.outvars, jaxpr.eqns)
+    new = physicalize(ClosedJaxpr(opened, []))
+    if new.consts:  # a bare Jaxpr has nowhere to keep constants
         raise NotImplementedError(
             "physicalize: a bare Jaxpr parameter over keys gained constants"
         )
-    return new.jaxpr
+    j = new.jaxpr
+    return Jaxpr(j.invars[:n], j.invars[n:], j.outvars, j.eqns, j.effects)
 
 
 def eval_physical(jaxpr: Jaxpr, consts, args):
@@ -133,9 +138,13 @@ def _apply_physical(eqn, invals):
     rule = physical_rules.get(eqn.primitive)
     if rule is None:
         call = _call_param(eqn)
-        if call is None:
+        if call is not None:
+            return _inline(eqn.params[call], invals)
+        if any(has_data(a.dtype) for a in avals_in + avals_out):
             raise no_physical_rule_error(eqn.primitive, avals_in + avals_out)
-        return _inline(eqn.params[call], invals)
+        # Keys only inside its sub-jaxprs (a linear_solve whose matvec draws keys):
+        # the equation itself with those rewritten.
+        rule = with_physical_jaxprs(eqn.primitive)
     return rule(avals_in, avals_out, *invals, **eqn.params)
 
 
@@ -229,7 +238,8 @@ def _physical_param(v):
     if isinstance(v, (Jaxpr, ClosedJaxpr)):
         return _physical_jaxpr(v)
     if isinstance(v, tuple) and any(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in v):
-        return tuple(_physical_param(x) for x in v)
+        items = [_physical_param(x) for x in v]
+        return type(v)(*items) if hasattr(v, "_fields") else tuple(items)
     return v
 
 
