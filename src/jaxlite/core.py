@@ -1025,6 +1025,17 @@ def join_effects(*effect_sets):
     return frozenset(out)
 
 
+def subjaxprs(params):
+    """The jaxprs among an equation's parameters (alone, or in a tuple or list)."""
+    for v in params.values():
+        if isinstance(v, (Jaxpr, ClosedJaxpr)):
+            yield v
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                if isinstance(x, (Jaxpr, ClosedJaxpr)):
+                    yield x
+
+
 def jaxpr_as_fun(closed_jaxpr):
     def fun(*args):
         return eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)

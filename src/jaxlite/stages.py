@@ -37,7 +37,6 @@ from typing import Any, Union
 from jaxlite import backend, tree_util
 from jaxlite.api_util import shaped_abstractify
 from jaxlite.array import Array
-from jaxlite.backend.lowering import subjaxprs
 from jaxlite.config import override
 from jaxlite.core import (
     ClosedJaxpr,
@@ -46,6 +45,7 @@ from jaxlite.core import (
     Tracer,
     eval_trace,
     jaxpr_as_fun,
+    subjaxprs,
 )
 from jaxlite.core import _state as _trace_state
 from jaxlite.cpu_device import check_backend, default_device

@@ -24,8 +24,8 @@ import functools
 import numpy as np
 
 from jaxlite.backend import numpy_backend, tiering
-from jaxlite.backend.lowering import host_call_primitives, subjaxprs
-from jaxlite.core import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var
+from jaxlite.backend.lowering import host_call_primitives
+from jaxlite.core import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var, subjaxprs
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.interpreters.partial_eval import (

@@ -21,8 +21,6 @@ import re
 
 import numpy as np
 
-from jaxlite.core import ClosedJaxpr, Jaxpr
-
 lowering_rules: dict = {}
 
 # Primitives that call into Python (callbacks, debug prints), registered by `lax/`: the
@@ -130,14 +128,3 @@ def expansion_lowering(ctx, *args, **params):
     hint = "".join(c if c.isalnum() else "_" for c in name)  # a Python name
     expr = lower_call(ctx, expansion(ctx.eqn), args, hint)
     return expr if ctx.eqn.primitive.multiple_results else f"{expr}[0]"
-
-
-def subjaxprs(params):
-    """The jaxprs among an equation's parameters (alone, or in a tuple or list)."""
-    for v in params.values():
-        if isinstance(v, (Jaxpr, ClosedJaxpr)):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                if isinstance(x, (Jaxpr, ClosedJaxpr)):
-                    yield x

@@ -40,9 +40,9 @@ from __future__ import annotations
 from time import perf_counter_ns
 
 from jaxlite.backend import native
-from jaxlite.backend.lowering import host_call_primitives, subjaxprs
+from jaxlite.backend.lowering import host_call_primitives
 from jaxlite.config import config
-from jaxlite.core import ClosedJaxpr, Jaxpr, JaxprEqn, Var
+from jaxlite.core import ClosedJaxpr, Jaxpr, JaxprEqn, Var, subjaxprs
 
 # A compile's cost in equation executions on the NumPy tier (~1 µs each).
 HOT_BASE = 10_000

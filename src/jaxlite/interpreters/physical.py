@@ -37,22 +37,13 @@ from jaxlite.core import (
     physical_aval,
     physical_rules,
     physical_value,
+    subjaxprs,
 )
 from jaxlite.interpreters import batching
 from jaxlite.interpreters.partial_eval import trace_to_jaxpr
 from jaxlite.util import safe_map, safe_zip
 
 map, zip = safe_map, safe_zip
-
-
-def _subjaxprs(params):
-    for v in params.values():
-        if isinstance(v, (Jaxpr, ClosedJaxpr)):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                if isinstance(x, (Jaxpr, ClosedJaxpr)):
-                    yield x
 
 
 def has_extended(jaxpr) -> bool:
@@ -70,7 +61,7 @@ def _eqn_has_extended(eqn):
         return True
     if any(has_data(x.aval.dtype) for x in eqn.invars):
         return True
-    return any(has_extended(j) for j in _subjaxprs(eqn.params))
+    return any(has_extended(j) for j in subjaxprs(eqn.params))
 
 
 def physicalize(closed: ClosedJaxpr) -> ClosedJaxpr:

@@ -41,7 +41,7 @@ import numpy as np
 from jaxlite import dtypes, effects, errors, tree_util
 from jaxlite.array import from_host, owned_buffer
 from jaxlite.backend import lowering_rules
-from jaxlite.backend.loops import host_call_primitives, subjaxprs
+from jaxlite.backend.loops import host_call_primitives
 from jaxlite.backend.native import native_rules
 from jaxlite.backend.native.host import host_functions
 from jaxlite.core import (
@@ -58,6 +58,7 @@ from jaxlite.core import (
     no_effects,
     physical_rules,
     set_current_trace,
+    subjaxprs,
 )
 from jaxlite.interpreters import ad, batching, physical
 from jaxlite.interpreters.batching import not_mapped

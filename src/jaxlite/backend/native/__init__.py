@@ -78,7 +78,7 @@ def refusal(jaxpr):
     tells (a primitive without a native rule, a product over `DOT_LIMIT`), or None.
     Checked before llvmlite is imported: a jaxpr that cannot compile costs neither
     its import time nor its memory."""
-    from jaxlite.backend.lowering import subjaxprs
+    from jaxlite.core import subjaxprs
 
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     for v in (*jaxpr.constvars, *jaxpr.invars):
