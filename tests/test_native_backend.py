@@ -715,3 +715,83 @@ def test_erf_turns_native_under_repeated_calls_and_matches_jax_bits():
         out = f(x)  # a trial call, native code
     expected = jax.jit(jax.lax.erf)(np.asarray(x))
     np.testing.assert_array_equal(np.asarray(out), np.asarray(expected))
+
+
+def test_a_native_compile_pauses_the_cyclic_collector_and_restores_it(monkeypatch):
+    """The compile's temporaries never reach a collection (see util.gc_paused); the
+    collector's state is restored afterwards, also when it was off, or nested, or
+    when the compile fails."""
+    import gc
+
+    from jaxlite.util import gc_paused
+
+    during = []
+    compile_ = native._compile
+
+    def spy(*args):
+        during.append(gc.isenabled())
+        return compile_(*args)
+
+    monkeypatch.setattr(native, "_compile", spy)
+    with override("jaxlite_backend", "native"):
+        f = jaxlite.jit(lambda x: lax.fori_loop(0, 5, lambda i, c: c * 1.5 + i, x))
+        np.testing.assert_allclose(f(np.float32(1.0)), 23.96875)
+    assert during and not any(during)
+    assert gc.isenabled()
+    with gc_paused():
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # it was off: left off
+    finally:
+        gc.enable()
+    with pytest.raises(ZeroDivisionError):
+        with gc_paused():
+            1 / 0
+    assert gc.isenabled()
+
+
+def test_a_loop_with_an_optimization_barrier_compiles_natively(native_log):
+    def f(x):
+        def body(i, c):
+            a, b = lax.optimization_barrier((c * 2.0, c + 1.0))
+            return a - b
+
+        return lax.fori_loop(0, 4, body, x)
+
+    x = np.arange(3, dtype=np.float32)
+    with override("jaxlite_backend", "native"):
+        out = jaxlite.jit(f)(x)
+    np.testing.assert_array_equal(out, jaxlite.jit(f)(x))
+    np.testing.assert_array_equal(out, x - 4.0)  # each step: 2c - (c + 1)
+    assert not any("left to NumPy" in r.message for r in native_log.records)
+
+
+def test_same_width_bitcasts_compile_natively_and_match_jax(native_log):
+    jax = pytest.importorskip("jax")
+
+    def f(lib):
+        def g(x):
+            def body(i, c):
+                bits = lib.lax.bitcast_convert_type(c, np.int32)
+                return lib.lax.bitcast_convert_type(bits ^ np.int32(1), np.float32)
+
+            u = lib.lax.bitcast_convert_type(x, np.uint32)
+            return lib.lax.fori_loop(0, 3, body, x), u
+
+        return g
+
+    x = np.array([1.0, -2.5, np.inf, 3e-39], np.float32)
+    with override("jaxlite_backend", "native"):
+        out = jaxlite.jit(f(jaxlite))(x)
+    assert not any("left to NumPy" in r.message for r in native_log.records)
+    expected = jax.jit(f(jax))(x)
+    for a, b in zip(out, expected):
+        np.testing.assert_array_equal(
+            np.asarray(a).view(np.uint32), np.asarray(b).view(np.uint32)
+        )

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
+import gc
+import threading
 
 import numpy as np
 
@@ -158,3 +161,34 @@ else:
 
     def restore_fp(state):
         state.__exit__(None, None, None)
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Suspend Python's cyclic garbage collector while the block runs (re-entrant and
+    thread-safe: it is enabled again when the last block leaves, if it was enabled
+    when the first entered).
+
+    For a compiler's burst of allocations: its temporaries are alive until it
+    returns, so collections during it only scan them and promote them to the oldest
+    generation, whose growth then triggers a full collection of the whole heap
+    (~15 ms after importing jaxlite and llvmlite). Paused, the temporaries are freed
+    by reference counting when the compiler returns and never reach a collection."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()

@@ -128,6 +128,7 @@ impl_rules[bitcast_convert_type_p] = _bitcast_impl
 abstract_eval_rules[bitcast_convert_type_p] = _bitcast_abstract
 ad.jvp_rules[bitcast_convert_type_p] = _zero_jvp(bitcast_convert_type_p)
 batching.batch_rules[bitcast_convert_type_p] = _bitcast_batch
+native_rules[bitcast_convert_type_p] = "bitcast_convert_type"
 
 
 def bitcast_convert_type(operand_, new_dtype):

@@ -11,6 +11,7 @@ constrain and `with_sharding_constraint` returns its input.
 from __future__ import annotations
 
 from jaxlite import tree_util
+from jaxlite.backend.native import native_rules
 from jaxlite.core import Primitive, abstract_eval_rules, impl_rules, no_effects
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax.structural import operand
@@ -51,6 +52,7 @@ abstract_eval_rules[optimization_barrier_p] = _barrier_abstract
 ad.jvp_rules[optimization_barrier_p] = _barrier_jvp
 ad.transpose_rules[optimization_barrier_p] = _barrier_transpose
 batching.batch_rules[optimization_barrier_p] = _barrier_batch
+native_rules[optimization_barrier_p] = "identity"
 
 
 def optimization_barrier(operand_, /):

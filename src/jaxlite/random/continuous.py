@@ -270,7 +270,7 @@ def _fraction_from_bits(hi, lo):
     zeros = jnp.where(hi_empty, const(np.uint32, 32) + lo_zeros, hi_zeros)
     exponent = lax.shift_left(const(np.uint32, 126) - zeros, const(np.uint32, 23))
     exponent = lax.bitwise_and(exponent, const(np.uint32, (1 << 30) - (1 << 22)))
-    return xla.bitcast_convert_type(lax.bitwise_or(exponent, mantissa), np.float32)
+    return lax.bitcast_convert_type(lax.bitwise_or(exponent, mantissa), np.float32)
 
 
 def _gumbel_highest(key, shape):

@@ -43,7 +43,6 @@ from jaxlite.lax.rules import FLOAT, broadcast_shapes, check_dtype, check_same_d
 from jaxlite.lax.xla_float32 import fma_f32, fma_values, libm_values
 
 __all__ = [
-    "bitcast_convert_type",
     "divide",
     "erf",
     "erf_inv",
@@ -161,32 +160,6 @@ def mul_add(a, b, c):
     if np.dtype(a.dtype).itemsize >= 4:
         return fma_p.bind(a, b, c)
     return lax.add(lax.mul(a, b), c)
-
-
-def _bitcast_impl(x, *, new_dtype):
-    out = np.asarray(x).view(new_dtype)
-    return [out[()] if out.ndim == 0 else out]
-
-
-def _bitcast_abstract(x, *, new_dtype):
-    if np.dtype(x.dtype).itemsize != np.dtype(new_dtype).itemsize:
-        raise NotImplementedError(
-            f"bitcast_convert_type from {x.dtype} to {new_dtype}: jaxlite only "
-            "bitcasts between dtypes of one width"
-        )
-    return [ShapedArray(x.shape, new_dtype)], no_effects
-
-
-bitcast_convert_type_p = Primitive("bitcast_convert_type")
-impl_rules[bitcast_convert_type_p] = _bitcast_impl
-abstract_eval_rules[bitcast_convert_type_p] = _bitcast_abstract
-ad.defjvp(bitcast_convert_type_p, None)
-batching.defvectorized(bitcast_convert_type_p)
-
-
-def bitcast_convert_type(x, new_dtype):
-    """Reinterpret the bits of `x` as `new_dtype` (of the same width)."""
-    return bitcast_convert_type_p.bind(x, new_dtype=np.dtype(new_dtype))
 
 
 # -- float32 kernels ---------------------------------------------------------------------

@@ -23,6 +23,7 @@ import logging
 import math
 
 from jaxlite.core import ShapedArray
+from jaxlite.util import gc_paused
 
 native_rules: dict = {}
 
@@ -64,7 +65,8 @@ def compile(closed, name="jaxpr_fun"):
     when `jaxlite_native_log` is on)."""
     cached = closed._native
     if cached is None:
-        cached = closed._native = _compile(closed, name)
+        with gc_paused():
+            cached = closed._native = _compile(closed, name)
     return cached if cached is not False else None
 
 

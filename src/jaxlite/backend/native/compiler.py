@@ -425,8 +425,12 @@ def _elementwise(c, eqn, op, *args):
         in_dtype.kind != "f"
     ):
         raise Unsupported(f"{op} on {in_dtype}")
-    params = eqn.params
     out_dtype = out_aval.dtype
+    if op == "bitcast_convert_type" and (
+        out_dtype.itemsize != in_dtype.itemsize or "b" in in_dtype.kind + out_dtype.kind
+    ):  # a shape-changing bitcast stays on NumPy
+        raise Unsupported(f"bitcast_convert_type from {in_dtype} to {out_dtype}")
+    params = eqn.params
 
     def element(idx):
         em = Elemental(c.b, in_dtype, out_dtype, params)

@@ -460,8 +460,8 @@ class Elemental:
     def copy(self, x):
         return x
 
-    def reduce_precision(self, x):
-        return x
+    def bitcast_convert_type(self, x):  # same width only (`compiler._elementwise`)
+        return self.b.bitcast(x, value_type(self.out))
 
 
 def _type_suffix(t):
