@@ -75,6 +75,12 @@ IMPL_IS_THE_LOWERING = {
     *("process_allreduce", "process_all_gather", "process_all_to_all"),
     *("process_broadcast", "process_permute", "process_reduce_scatter"),
     "process_replicated",
+    # global value <-> process block under jit (lax/process_blocks.py):
+    # distributed/spmd.py rewrites them away before a jaxpr is lowered
+    *("process_block", "process_assemble"),
+    # reverse mode's marks inside a shard_map with check_vma (lax/parallel.py): the
+    # impl is the identity; batching over the manual axes applies them
+    "vma_boundary",
 }
 
 

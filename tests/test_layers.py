@@ -27,6 +27,7 @@ LAYERS = (
     # base: no jaxlite imports from above
     ("base", (
         "config", "dtypes", "errors", "util", "effects", "tree_util", "tree_keys",
+        "tree_registry",
         "tree", "source_info", "monitoring", "profiler", "version", "cpu_device",
         "sharding", "linear_util", "distributed",
     )),
@@ -35,7 +36,7 @@ LAYERS = (
     # (core_extension)
     ("core", (
         "core", "array", "typing", "core_extension", "core_physical", "jaxpr_printer",
-        "distributed.global_array", "tracer_leaks",
+        "distributed.global_array", "distributed.callbacks", "tracer_leaks",
         # mutable array references: their aval, value type and index parsing
         "state", "state.types", "state.indexing",
     )),
@@ -43,7 +44,8 @@ LAYERS = (
     ("interpreters", ("interpreters",)),
     # backend: how a jaxpr runs; JAX's `interpreters.mlir` (register_lowering) fills
     # the backend's tables, so it sits here though it lives in the interpreters package
-    ("backend", ("backend", "interpreters.mlir")),
+    # (distributed.spmd: how a jaxpr over arrays split across processes runs)
+    ("backend", ("backend", "interpreters.mlir", "distributed.spmd")),
     # front: jit and the transformations' user API, devices and caches
     ("front", (
         "api_util", "dispatch", "api", "api_autodiff", "api_vmap", "eager_jit", "cache_misses",

@@ -68,7 +68,7 @@ LINEAR = {
     "psum", "all_gather", "reduce_scatter", "ppermute", "all_to_all",
     "process_allreduce", "process_all_gather", "process_reduce_scatter",
     "process_all_to_all", "process_permute", "process_broadcast",
-    "process_replicated",
+    "process_replicated", "process_block", "process_assemble",
     "ragged_dot_general", "linear_call", "closed_call", "call",
 }  # fmt: skip
 

@@ -12,6 +12,7 @@ import pytest
 
 import jaxlite.tree as jtree
 import jaxlite.tree_keys as tree_keys
+import jaxlite.tree_registry as tree_registry
 import jaxlite.tree_util as tu
 
 Point = collections.namedtuple("Point", ["x", "y"])
@@ -1097,9 +1098,9 @@ def test_tree_module_aliases():
 
 
 def test_tree_util_imports_nothing_heavy():
-    # tree_util and its key-path module are the bottom layer: loaded on their own
-    # (tree_keys registered under its name first), they import no NumPy, no JAX and
-    # no other part of jaxlite.
+    # tree_util, its key-path module and its node registry are the bottom layer:
+    # loaded on their own (tree_keys and tree_registry registered under their names
+    # first), they import no NumPy, no JAX and no other part of jaxlite.
     code = (
         "import importlib.util, sys\n"
         "def load(name, path):\n"
@@ -1109,11 +1110,13 @@ def test_tree_util_imports_nothing_heavy():
         "    spec.loader.exec_module(m)\n"
         "    return m\n"
         f"load('jaxlite.tree_keys', {tree_keys.__file__!r})\n"
+        f"load('jaxlite.tree_registry', {tree_registry.__file__!r})\n"
         f"m = load('tu', {tu.__file__!r})\n"
         "assert m.tree_leaves({'a': (1, None)}) == [1]\n"
         "assert m.keystr(m.tree_leaves_with_path([[5]])[0][0]) == '[0][0]'\n"
         "bad = [n for n in sys.modules if n.split('.')[0] in "
-        "('jax', 'jaxlib', 'numpy', 'jaxlite') and n != 'jaxlite.tree_keys']\n"
+        "('jax', 'jaxlib', 'numpy', 'jaxlite') and n not in "
+        "('jaxlite.tree_keys', 'jaxlite.tree_registry')]\n"
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -306,7 +306,14 @@ def pmap(
         )
         # Across processes (jax.distributed), collectives over `axis_name` span
         # them all: each process maps its own leading axis.
-        batched = spanning_processes(batched, axis_name)
+        replicated = {
+            i
+            for i, a in enumerate(axes)
+            if a is None and i not in static and i - nargs not in static
+        }
+        batched = spanning_processes(
+            batched, axis_name, replicated, out_replicated=out_axes is None
+        )
         return jit(batched, static_argnums=tuple(i % nargs for i in static))
 
     @functools.wraps(fun)

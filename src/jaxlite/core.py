@@ -1043,8 +1043,11 @@ def jaxpr_as_fun(closed_jaxpr):
     return fun
 
 
-def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
-    """Interpret `jaxpr` by binding each equation under the current trace."""
+def eval_jaxpr(jaxpr: Jaxpr, consts, *args, eqn_rule=None):
+    """Interpret `jaxpr` by binding each equation under the current trace.
+
+    `eqn_rule(eqn, invals)`, when given, is asked first for each equation: it returns
+    the equation's outputs as a list, or None to have the equation bound as usual."""
     env = {}
 
     def read(x):
@@ -1057,13 +1060,15 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
     capture = source_info.is_capturing()
     for eqn in jaxpr.eqns:
         invals = unsafe_map(read, eqn.invars)
-        if capture:  # re-bound equations keep their user source line
-            with source_info.override(eqn.source_info):
+        outs = None if eqn_rule is None else eqn_rule(eqn, invals)
+        if outs is None:
+            if capture:  # re-bound equations keep their user source line
+                with source_info.override(eqn.source_info):
+                    outs = eqn.primitive.bind(*invals, **eqn.params)
+            else:
                 outs = eqn.primitive.bind(*invals, **eqn.params)
-        else:
-            outs = eqn.primitive.bind(*invals, **eqn.params)
-        if not eqn.primitive.multiple_results:
-            outs = [outs]
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
         for v, val in zip(eqn.outvars, outs):
             env[v] = val
     return [read(v) for v in jaxpr.outvars]
@@ -1216,6 +1221,7 @@ from jaxlite.core_extension import (  # noqa: E402, F401  (re-exported)
 # Values of extended dtypes (typed PRNG keys) and their stored arrays: needs the above.
 from jaxlite.core_physical import (  # noqa: E402, F401  (re-exported)
     _process_extended,
+    eager_rules_by_type,
     from_physical,
     has_data,
     no_physical_rule_error,

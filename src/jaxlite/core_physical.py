@@ -22,6 +22,13 @@ from jaxlite.core import ShapedArray, abstract_eval, as_value, get_aval
 
 physical_rules: dict = {}
 
+# Array types that no eager operation computes on directly, each with the rule that
+# runs such an operation instead: `rule(prim, args, params) -> list of outputs`.
+# `GlobalArray` (split across processes) registers the front end's: the operation
+# runs as its `jit`, as every eager operation does in JAX. Asked before the physical
+# rules, by `_process_extended` (the eval trace's branch for virtual array types).
+eager_rules_by_type: dict = {}
+
 
 def has_data(dtype) -> bool:
     """Whether `dtype` is an extended dtype stored as arrays (keys; not the token)."""
@@ -51,7 +58,13 @@ def from_physical(x, aval):
 def _process_extended(prim, args, params):
     """An eager `prim` taking or giving values of an extended dtype: its physical
     rule runs on the stored arrays (under the eval trace), and the outputs of an
-    extended dtype are wrapped again."""
+    extended dtype are wrapped again. An operand of a type with an entry in
+    `eager_rules_by_type` hands the whole operation to that rule instead."""
+    if eager_rules_by_type:
+        for x in args:
+            rule = eager_rules_by_type.get(type(x))
+            if rule is not None:
+                return rule(prim, args, params)
     avals_in = [get_aval(x) for x in args]
     avals_out, _ = abstract_eval(prim, avals_in, params)
     rule = physical_rules.get(prim)

@@ -11,6 +11,13 @@ reordered. Both also have JAX's two-call form, `debug.print(ordered=True)(fmt, x
 The format string is parsed whole and checked when the print is traced, with JAX's
 errors for missing or unused arguments; the values are formatted when the print runs,
 under the NumPy print options in force when it was traced.
+
+In a program of several processes (`jax.distributed`), each prints on the process
+that owns the values: inside a `shard_map`, each process for its own shards; an
+array split across processes, eagerly, whole on the process of its mesh's first
+device, or with `partitioned=True` each device's shard on its process (as JAX). To
+show which process prints, pass `jax.process_index()` as an argument:
+`jax.debug.print("{p}: {x}", p=jax.process_index(), x=x)`.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from jaxlite.debug_sharding import (
     visualize_sharding,
 )
 from jaxlite.debugger import breakpoint  # noqa: A004  (JAX's name)
+from jaxlite.distributed.callbacks import debug_calls, is_split_array
 from jaxlite.lax import callbacks as _cb
 
 __all__ = [
@@ -51,7 +59,7 @@ def _split_callback_args(args, kwargs):
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     dynamic, static = [], []
     for i, leaf in enumerate(leaves):
-        if _cb._is_jax_value(leaf):
+        if _cb._is_jax_value(leaf) or is_split_array(leaf):
             dynamic.append(leaf)
         else:
             static.append((i, leaf))
@@ -91,7 +99,8 @@ def _debug_callback(options, fn, *args, **kwargs):
     in_tree, dynamic, static = _split_callback_args(args, kwargs)
     flat = _cb._DebugFlatCallback(fn, in_tree, None, "debug.callback", static)
     if _is_eager(dynamic):
-        flat.host_fn(())(*map(_cb._eager_value, dynamic))
+        for values in debug_calls(dynamic, partitioned):
+            flat.host_fn(())(*map(_cb._eager_value, values))
         return
     effect = _cb.effects.OrderedDebug if ordered else _cb.effects.Debug
     _cb.debug_callback_p.bind(
@@ -180,7 +189,8 @@ def _debug_print(options, fmt, *args, **kwargs):
         printer = _cb._PrintCallback(
             fmt, has_placeholders, in_tree, static, printoptions, record
         )
-        _cb._format_and_write(printer, list(map(_cb._eager_value, dynamic)))
+        for values in debug_calls(dynamic, partitioned):
+            _cb._format_and_write(printer, list(map(_cb._eager_value, values)))
         return
     _cb.debug_print_p.bind(
         *dynamic,

@@ -42,6 +42,7 @@ import numpy as np
 from jaxlite import dtypes
 from jaxlite.config import config, debug_infs, debug_nans
 from jaxlite.core import EvalTrace, eval_jaxpr, set_current_trace
+from jaxlite.distributed.global_array import GlobalArray
 
 __all__ = [
     "DEOPTIMIZED_MESSAGE",
@@ -133,13 +134,20 @@ def _checked_process_primitive(self, prim, args, params):
     outs = _plain_process_primitive(self, prim, args, params)
     if not config.debug_checks:  # installed for another thread's `debug_nans` block
         return outs
-    # (float0 outputs are NumPy arrays: `core.float0_value`)
-    kind = special_kind([getattr(out, "_value", out) for out in outs])
+    # (float0 outputs are NumPy arrays: `core.float0_value`; of a GlobalArray, this
+    # process checks its block, as under jit)
+    kind = special_kind([_value_here(out) for out in outs])
     if kind is not None:
         if prim not in call_primitives:
             raise _invalid_value(kind, prim.name)
         _rerun_call_equation(self, prim, args, params, kind)
     return outs
+
+
+def _value_here(out):
+    if type(out) is GlobalArray:  # split across processes
+        return out._local
+    return getattr(out, "_value", out)
 
 
 def _rerun_call_equation(trace, prim, args, params, kind):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import keyword
 import operator
 import warnings
 import weakref
@@ -43,6 +44,7 @@ from jaxlite.core import (
     abstract_eval_rules,
     abstract_token,
     dce_closed_jaxpr,
+    eager_rules_by_type,
     eval_trace,
     float0_value,
     has_data,
@@ -55,6 +57,7 @@ from jaxlite.core import (
     reference_types,
 )
 from jaxlite.debug_nans import call_primitives, check_jit_outputs
+from jaxlite.distributed import spmd
 from jaxlite.distributed.global_array import GlobalArray
 from jaxlite.errors import JaxRuntimeError, UnexpectedTracerError
 from jaxlite.interpreters import ad, batching, physical
@@ -72,7 +75,29 @@ from jaxlite.util import fun_name, fun_sourceinfo
 
 
 def _jit_impl(*args, name, jaxpr):
+    exe = _spmd_executable(jaxpr)
+    if exe is not None:  # it makes values split across processes
+        if exe.any_split_output():  # an eager impl gives Arrays only
+            raise spmd.eager_split_error()
+        return exe(*args)
     return backend.compile(jaxpr)(*args)
+
+
+def _spmd_executable(jaxpr):
+    """The `SpmdExecutable` of `jaxpr` if it is an SPMD program, else None."""
+    if not spmd.seen.split:  # no value was ever split across processes here
+        return None
+    entry = _spmd_executables.get(id(jaxpr))
+    if entry is None or entry[0] is not jaxpr:
+        if not spmd.is_spmd(jaxpr):
+            return None
+        if len(_spmd_executables) >= 64:  # bounded: each keeps its jaxpr alive
+            _spmd_executables.clear()
+        entry = _spmd_executables[id(jaxpr)] = (jaxpr, spmd.SpmdExecutable(jaxpr))
+    return entry[1]
+
+
+_spmd_executables: dict = {}  # id(closed jaxpr) -> (it, its SpmdExecutable)
 
 
 def _jit_abstract(*avals, name, jaxpr):
@@ -92,6 +117,46 @@ ad.transpose_rules[jit_p] = lambda cts, *args, name, jaxpr: ad.transpose_jaxpr_c
 )
 batching.batch_rules[jit_p] = batching.batch_jaxpr_rule(jit_p)
 physical_rules[jit_p] = physical.with_physical_jaxprs(jit_p)
+spmd.local_rules[jit_p] = spmd.call_rule(jit_p, "jaxpr")
+
+
+# ----------------------------------------------------------------------------------------
+# Eager operations on arrays split across processes
+
+
+def _eager_on_split(prim, args, params):
+    """An eager primitive with an operand split across processes (a GlobalArray): no
+    process holds the operand, so it runs as the `jit` of the primitive, as every
+    eager operation does in JAX. Each process computes its block of an elementwise
+    result (a GlobalArray); what needs an automatic partitioner raises jit's error."""
+    if prim is jit_p:  # already a jit (grad of a jit, outside it): its program
+        exe = _spmd_executable(params["jaxpr"])  # its in_avals are split: not None
+        vals = exe(*map(_to_numpy, args))
+        return exe.wrap_outputs(vals, [a.weak_type for a in params["jaxpr"].out_avals])
+    try:
+        fun = _primitive_jit(prim, tuple(params.items()))
+    except TypeError:  # an unhashable parameter: a jit for this call only
+        fun = _primitive_jit.__wrapped__(prim, tuple(params.items()))
+    # Compiled even under disable_jit (as JAX's eager operations): the Python
+    # function would bind the primitive on the GlobalArray again.
+    _, (_, exe, _, out_weak) = fun._lookup(args, {})
+    return _outputs(exe, exe(*map(_to_numpy, args)), out_weak)
+
+
+@functools.lru_cache(maxsize=256)
+def _primitive_jit(prim, params):
+    """`jit` of `prim.bind` with `params` (a tuple of items), giving a list."""
+    params = dict(params)
+
+    def apply(*args):
+        outs = prim.bind(*args, **params)
+        return list(outs) if prim.multiple_results else [outs]
+
+    apply.__name__ = apply.__qualname__ = _py_name(prim.name)
+    return jit(apply)
+
+
+eager_rules_by_type[GlobalArray] = _eager_on_split
 
 
 # ----------------------------------------------------------------------------------------
@@ -106,6 +171,8 @@ def _leaf_signature(x):
         return (v.shape, v.dtype, x.weak_type)
     if t is float or t is int or t is bool or t is complex:
         return t
+    if t is GlobalArray:  # its layout over the processes changes the program
+        return (x.shape, x.dtype, x.weak_type, x.sharding)
     if t is np.ndarray or isinstance(x, np.generic):
         return (x.shape, x.dtype, False)
     aval = getattr(x, "aval", None)  # a Tracer, or a ShapeDtypeStruct (`lower`)
@@ -132,8 +199,8 @@ def _to_numpy(x):
         return None
     if t in reference_types:  # compiled code reads and writes the reference itself
         return x
-    if isinstance(x, GlobalArray):  # not all of it is in this process
-        raise x.jit_argument_error()
+    if t is GlobalArray:  # the program runs on this process's block
+        return x._local
     aval = getattr(x, "aval", None)
     if aval is not None and has_data(aval.dtype):  # keys: their uint32 data
         return _to_numpy(physical_value(x, aval))
@@ -265,6 +332,14 @@ class _StaticArg:
 
     def __repr__(self):
         return repr(self.value)
+
+
+def _outputs(exe, vals, out_weak):
+    """The results of a compiled call: Arrays, or GlobalArrays for the results an
+    SPMD program gives split across processes."""
+    if type(exe) is spmd.SpmdExecutable:
+        return exe.wrap_outputs(vals, out_weak)
+    return [Array(o, w) for o, w in zip(vals, out_weak)]
 
 
 def _flatten_arrays(x, vals, sig):
@@ -438,8 +513,7 @@ class JitFunction:
             donated = (
                 self._donated(args, kwargs, leaves, closed) if self._donates else ()
             )
-            outs = exe(*map(_to_numpy, leaves))
-            outs = [Array(o, w) for o, w in zip(outs, out_weak)]
+            outs = _outputs(exe, exe(*map(_to_numpy, leaves)), out_weak)
             for x in donated:
                 x.delete()
         elif self._inline:
@@ -463,7 +537,7 @@ class JitFunction:
         cache_misses.check_execution(f"jit({self._name})")  # jax_no_execution
         vals = exe(*map(_to_numpy, leaves))
         check_jit_outputs(self.fun, self._name, args, kwargs, vals)
-        outs = [Array(o, w) for o, w in zip(vals, out_weak)]
+        outs = _outputs(exe, vals, out_weak)
         return tree_util.tree_unflatten(out_tree, outs)
 
     def _lookup(self, args, kwargs):
@@ -496,7 +570,7 @@ class JitFunction:
         return leaves, entry
 
     def _remember_fast(self, args, entry, context):
-        if self._donates:
+        if self._donates or type(entry[1]) is spmd.SpmdExecutable:
             return
         static = self.static_argnums
         sig = [context]
@@ -594,7 +668,9 @@ class JitFunction:
         out_weak = [a.weak_type for a in closed.out_avals]
         if any(isinstance(c, Tracer) for c in closed.consts):
             return closed, None, out_tree, out_weak
-        if self._compiler_options is None:
+        if spmd.is_spmd(closed):  # over values split across processes
+            exe = spmd.SpmdExecutable(closed, _py_name(self._name), tiered=True)
+        elif self._compiler_options is None:
             exe = backend.compile(closed, _py_name(self._name), tiered=True)
         else:
             from jaxlite.stages import compiling_with  # the AOT module, above this one
@@ -692,6 +768,8 @@ def _options_key(options):
 
 def _py_name(name):
     clean = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    if keyword.iskeyword(clean):  # a primitive's name: `and`, `or`, `not`
+        return f"{clean}_"
     return clean if clean and not clean[0].isdigit() else f"f_{clean}"
 
 
@@ -854,13 +932,29 @@ def jit(
                 "can't specify both a device and a backend for jit, got "
                 f"device={device} and backend={backend!r}"
             )
-    return JitFunction(
-        fun,
-        static_argnums,
-        static_argnames,
-        donate_argnums,
-        inline,
-        donate_argnames,
-        backend,
-        compiler_options,
-    )
+    args = (fun, static_argnums, static_argnames, donate_argnums, inline,
+            donate_argnames, backend, compiler_options)  # fmt: skip
+    if in_shardings is not None or out_shardings is not None:
+        return _LaidOutJit(*args, in_shardings=in_shardings,
+                           out_shardings=out_shardings)  # fmt: skip
+    return JitFunction(*args)
+
+
+class _LaidOutJit(JitFunction):
+    """`jit(..., in_shardings=, out_shardings=)`: on one process the layouts change
+    no value; across processes an argument or result given a sharding split across
+    them becomes the GlobalArray of this process's block (`spmd.lay_out`)."""
+
+    def __init__(self, *args, in_shardings, out_shardings):
+        super().__init__(*args)
+        self._in_shardings = in_shardings
+        self._out_shardings = out_shardings
+
+    def __call__(self, *args, **kwargs):
+        eager = _state.trace is eval_trace
+        if eager and self._in_shardings is not None:
+            args = spmd.lay_out(args, self._in_shardings, "in_shardings")
+        outs = super().__call__(*args, **kwargs)
+        if eager and self._out_shardings is not None:
+            outs = spmd.lay_out(outs, self._out_shardings, "out_shardings")
+        return outs

@@ -14,7 +14,8 @@ never a `jit` equation), while `disable_jit` or the NaN/inf checks are on (they
 check each primitive), and when an argument is not of the expected kind (the leading
 `n_arrays` positional arguments must be Arrays, key arrays (run on their data) or
 Python scalars, which become weak Arrays as under `jit`; every other argument must be
-hashable, being static).
+hashable, being static). A call on an array split across processes (a GlobalArray)
+runs as the function's `jit`, which computes on this process's blocks.
 Decorate only functions whose result does not depend on the *values* of their array
 arguments in Python (no `concrete_or_error` on them).
 """
@@ -37,6 +38,8 @@ from jaxlite.core import (
     has_data,
     physical_value,
 )
+from jaxlite.dispatch import jit
+from jaxlite.distributed.global_array import GlobalArray
 from jaxlite.interpreters.partial_eval import debug_info
 from jaxlite.util import fun_name
 
@@ -76,6 +79,8 @@ def eager_jit(fun=None, *, n_arrays=1):
                 vals.append(v)
                 key += (v.shape, v.dtype, t is not bool)
             elif t in _extended_value_types:  # keys: compiled on their data
+                if t is GlobalArray:  # split across processes: as its jit
+                    return _on_split(wrapper, args, kwargs, n_arrays)
                 aval = a.aval
                 vals.append(physical_value(a, aval)._value)
                 key += (aval.shape, aval.dtype, False)
@@ -115,6 +120,32 @@ def eager_jit(fun=None, *, n_arrays=1):
 
     wrapper._eager_jit_wrapped = fun
     return wrapper
+
+
+def _on_split(wrapper, args, kwargs, n_arrays):
+    """`wrapper`'s function called with an array split across processes (a
+    GlobalArray): no process holds it, so the call runs as the function's `jit` (each
+    process on its blocks, `distributed/spmd.py`), as every eager operation on such
+    an array does in JAX. With an unhashable static argument, it runs op by op (each
+    primitive then runs as its jit)."""
+    fun = wrapper._eager_jit_wrapped
+    statics = tuple((type(s), s) for s in args[n_arrays:])  # 1 and 1.0 differ
+    kwargs = tuple((k, type(v), v) for k, v in kwargs.items())
+    try:
+        hash((statics, kwargs))
+    except TypeError:
+        return fun(*args, **{k: v for k, _, v in kwargs})
+    jitted = getattr(wrapper, "_split_jit", None)
+    if jitted is None:
+
+        def call(arrays, statics, kwargs):
+            return fun(
+                *arrays, *(s for _, s in statics), **{k: v for k, _, v in kwargs}
+            )
+
+        call.__name__ = call.__qualname__ = fun_name(fun, "eager_fun")
+        jitted = wrapper._split_jit = jit(call, static_argnums=(1, 2))
+    return jitted(args[:n_arrays], statics, kwargs)
 
 
 def _compile(fun, avals, statics, kwargs):

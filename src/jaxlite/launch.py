@@ -8,9 +8,10 @@ processes than cores is fine (MPICH shares them; Open MPI is passed
 `--oversubscribe`). `-m module` runs a module instead of a script. The exit status
 is mpiexec's: when a process fails, every process ends (see `jaxlite.distributed`).
 
-Each process runs the program through `run_program`, which also ends every process
-when one calls `sys.exit` with a failure status: MPI would otherwise leave it
-waiting in `MPI_Finalize` and the others in their next collective, for ever.
+Each process runs the program through `run_program`, which ends every process at
+once when one calls `sys.exit` with a failure status, naming the status on the
+others. (Under a plain `mpiexec` the same exit ends them all too, once the others
+are found waiting for the exited process in a collective: `distributed/failure.py`.)
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def run_program(program):
     `jax.distributed.initialize()` ends this process at once, so that the launcher
     ends the others."""
     from jaxlite import distributed
+    from jaxlite.distributed import failure
 
     if program[0] == "-m":
         sys.argv = program[1:]
@@ -89,9 +91,7 @@ def run_program(program):
             f"with status {code!r}; ending every process.",
             file=sys.stderr,
         )
-        sys.stderr.flush()
-        sys.stdout.flush()
-        os._exit(code if isinstance(code, int) else 1)
+        failure.fail(f"exit status {code!r}", code if isinstance(code, int) else 1)
 
 
 def main(argv=None):

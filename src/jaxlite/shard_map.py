@@ -11,6 +11,16 @@ axis is the same on every device of it, and the first one's is returned. In one
 process the mesh is jaxlite's one device, every axis has size 1, and each shard is
 the whole array.
 
+`check_vma` (True by default, as in JAX): a value unbatched over a manual axis is
+invariant over it, one value on all its devices. Reverse mode inside the body (grad,
+vjp, under jit too) then gives an invariant input one cotangent, summed over the
+axis's devices (`vma_boundary` in `lax/parallel.py`), and a result whose out_spec
+leaves a manual axis out must be invariant over it (JAX's ValueError otherwise).
+With check_vma=False each device differentiates its own view, and such a result is
+the first device's. jaxlite infers invariance from batching where JAX has types:
+an all_gather, or a pcast to varying, of an invariant value stays invariant here, so
+a replicated out_spec accepts it where JAX refuses.
+
 Across processes (`jax.distributed.initialize`), each process holds a block of the
 mesh (`distributed/topology.py`) and runs only that block's devices: the vmap of a
 mesh axis is as long as this process's part of it, and a collective over an axis
@@ -18,7 +28,11 @@ that spans processes finishes across them over MPI (`lax/cross_process.py`). An
 argument is taken whole from every process (the same value in each, as JAX takes
 NumPy arguments) and this process's block cut out of it, or it is a `GlobalArray`
 laid out as its in_spec says, whose block is already here. A result split across
-processes comes back as a `GlobalArray`; one replicated over them as an Array. At
+processes comes back as a `GlobalArray`; one replicated over them as an Array. Under
+`jit` a GlobalArray argument is traced with its global aval: the shard_map takes its
+block with `process_block` and gives split results as global values with
+`process_assemble` (`lax/process_blocks.py`), and each process runs the jitted
+program on its blocks (`distributed/spmd.py`). At
 the boundary, arguments and results replicated over process-spanning axes pass
 through `process_broadcast`/`process_replicated` so that reverse mode sums their
 cotangents over the processes (see `lax/cross_process.py`). The specs are validated
@@ -31,9 +45,11 @@ import functools
 import math
 
 from jaxlite import tree_util
-from jaxlite.core import find_cur_trace_is_eval, get_aval
+from jaxlite.core import Tracer, find_cur_trace_is_eval, get_aval
 from jaxlite.distributed.global_array import GlobalArray, global_array
+from jaxlite.distributed.spmd import split_layout
 from jaxlite.distributed.topology import mesh_layout, process_axes, spec_entries
+from jaxlite.lax.process_blocks import process_assemble, process_block
 from jaxlite.sharding import Mesh, PartitionSpec, get_mesh
 
 __all__ = ["shard_map", "smap"]
@@ -105,7 +121,7 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None,
     _check_specs(in_specs, mesh, "in_specs")
     _check_specs(out_specs, mesh, "out_specs")
     names = tuple(n for n in mesh.axis_names if not axis_names or n in axis_names)
-    program = _ShardMap(f, mesh, names, in_specs, out_specs)
+    program = _ShardMap(f, mesh, names, in_specs, out_specs, check_vma)
 
     @functools.wraps(f)
     def wrapped(*args):
@@ -117,8 +133,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=Infer, mesh=None,
 class _ShardMap:
     """One shard_map: `f` on `mesh`'s manual axes `names` with its specs."""
 
-    def __init__(self, f, mesh, names, in_specs, out_specs):
+    def __init__(self, f, mesh, names, in_specs, out_specs, check_vma=True):
         self.f = f
+        self.check_vma = bool(check_vma)
         self.mesh = mesh
         self.names = names
         self.in_specs = in_specs
@@ -134,8 +151,9 @@ class _ShardMap:
                     "partitioner: make it a manual axis of the shard_map."
                 )
         leaves, tree = tree_util.tree_flatten(args)
-        specs = self._flat_in_specs(args, leaves)
-        local = [isinstance(x, GlobalArray) for x in leaves]
+        splits = [_split_sharding(x) for x in leaves]
+        specs = self._flat_in_specs(args, splits)
+        local = [s is not None for s in splits]
         if not find_cur_trace_is_eval():  # under jit, grad, vmap: traced whole
             return self._run(tree, specs, local, layout, leaves, eager=False)
         blocks = [x._local if g else x for x, g in zip(leaves, local)]
@@ -145,20 +163,22 @@ class _ShardMap:
         results = [global_array(o, self.mesh, s) for o, s in zip(out_leaves, out_specs)]
         return tree_util.tree_unflatten(out_tree, results)
 
-    def _flat_in_specs(self, args, leaves):
+    def _flat_in_specs(self, args, splits):
+        """The in_spec of each argument leaf, given the `NamedSharding` of each
+        (None unless it is split across processes)."""
         if self.in_specs is Infer:  # from the GlobalArrays; replicated otherwise
-            return [
-                x.sharding.spec if isinstance(x, GlobalArray) else PartitionSpec()
-                for x in leaves
-            ]
+            return [PartitionSpec() if s is None else s.spec for s in splits]
         specs = _broadcast_prefix(self.in_specs, args, "in_specs", "arguments")
-        for x, spec in zip(leaves, specs):
-            if isinstance(x, GlobalArray) and (
-                x.sharding.mesh != self.mesh
-                or spec_entries(x.sharding.spec, x.ndim) != spec_entries(spec, x.ndim)
-            ):
+        for sharding, spec in zip(splits, specs):
+            if sharding is None:
+                continue
+            ndim = max(len(tuple(sharding.spec)), len(tuple(spec or ())))
+            if sharding.mesh != self.mesh or spec_entries(
+                sharding.spec, ndim
+            ) != spec_entries(spec or PartitionSpec(), ndim):
                 raise NotImplementedError(
-                    f"shard_map got a GlobalArray laid out as {x.sharding!r} for "
+                    f"shard_map got an array split across processes, laid out as "
+                    f"{sharding!r}, for "
                     f"in_spec {spec!r} on mesh {self.mesh!r}; jaxlite does not move "
                     "data between processes to change a layout: build the argument "
                     "with that spec on that mesh."
@@ -168,12 +188,14 @@ class _ShardMap:
     def _run(self, tree, specs, local, layout, leaves, eager):
         """This process's part of the shard_map, on the arguments (this process's
         blocks where `local` says so): the results, as this process's blocks."""
-        from jaxlite.api_vmap import vmap
+        from jaxlite.interpreters import batching
         from jaxlite.lax.cross_process import broadcast_to_processes
 
         names = self.names
         blocks = []
         for x, spec, is_local in zip(leaves, specs, local):
+            if is_local and not eager:  # a traced global value: take this block
+                x = process_block(x, self.mesh, spec)
             # A whole value, the same in every process, enters per-process code
             # before this process's block is cut out of it; a process's block of a
             # GlobalArray is per-process already, but for the axes it is not split
@@ -184,27 +206,87 @@ class _ShardMap:
                     x = broadcast_to_processes(x, name, layout.group(name))
             blocks.append(_shard_block(x, spec, layout, names, is_local))
         mapped = [set(_spec_names(spec)) for spec in specs]
+        box = {}
 
         def per_device(*flat):
-            return self.f(*tree_util.tree_unflatten(tree, flat))
+            outs = self.f(*tree_util.tree_unflatten(tree, flat))
+            out_leaves, box["tree"] = tree_util.tree_flatten(outs)
+            return out_leaves
 
-        g = per_device
-        for name in reversed(names):
-            g = vmap(
-                g,
-                in_axes=tuple(0 if name in m else None for m in mapped),
-                out_axes=0,
-                axis_name=name,
-                axis_size=layout.local_sizes[name],
-            )
+        varying = {}  # name -> whether each result varies over that mesh axis
+
+        def over(level, vals):
+            """The function mapped over the mesh axes `names[level:]`; each result
+            with a leading axis per name."""
+            if level == len(names):
+                return per_device(*vals)
+            name = names[level]
+            size = layout.local_sizes[name]
+            in_dims = [0 if name in m else batching.not_mapped for m in mapped]
+            outs, dims = batching.vmap_flat(
+                lambda *xs: over(level + 1, xs), size, list(vals), in_dims,
+                axis_name=name, vma=self.check_vma,
+            )  # fmt: skip
+            varying[name] = [d is not batching.not_mapped for d in dims]
+            return [batching.move_to(o, d, 0, size) for o, d in zip(outs, dims)]
+
         with process_axes({name: layout.process_axis(name) for name in names}):
-            outs = g(*blocks)
-        out_leaves, out_tree = tree_util.tree_flatten(outs)
+            out_leaves = over(0, blocks)
+        outs = tree_util.tree_unflatten(box["tree"], out_leaves)
+        out_specs = self._flat_out_specs(outs)
+        if self.check_vma:
+            self._check_replicated(box["tree"], out_specs, varying)
         results = [
             self._result(o, spec, layout, eager)
-            for o, spec in zip(out_leaves, self._flat_out_specs(outs))
+            for o, spec in zip(out_leaves, out_specs)
         ]
-        return tree_util.tree_unflatten(out_tree, results)
+        return tree_util.tree_unflatten(box["tree"], results)
+
+    def _check_replicated(self, out_tree, out_specs, varying):
+        """With check_vma, a result whose out_spec leaves a manual axis out (so it
+        is replicated over it) must not vary over that axis, as JAX infers it."""
+        msgs = []
+        dummy = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+        paths = [
+            "" if _is_spec(self.out_specs) else tree_util.keystr(path)
+            for path, _ in tree_util.tree_flatten_with_path(dummy)[0]
+        ]
+        for i, (spec, path) in enumerate(zip(out_specs, paths)):
+            left_out = [n for n in self.names if n not in set(_spec_names(spec))]
+            bad = [n for n in left_out if varying[n][i]]
+            if not bad:
+                continue
+            if len(left_out) == 1:
+                msgs.append(
+                    f"* out_specs{path} is {spec} which implies that the "
+                    "corresponding output value is replicated across mesh axis "
+                    f"'{left_out[0]}', but could not infer replication over any axes"
+                )
+            else:
+                need = ",".join(map(str, _spec_names(spec)))
+                got = ",".join(n for n in self.names if varying[n][i])
+                msgs.append(
+                    f"* out_specs{path} is {spec} which implies that the "
+                    f"corresponding output value is only varying across mesh axes "
+                    f"{{{need}}} and not {{{','.join(bad)}}}, but it was inferred to "
+                    f"be possibly varying over {{{got}}}"
+                )
+        if not msgs:
+            return
+        if len(msgs) == 1:
+            msgs = [msgs[0][2:]]
+        name = getattr(self.f, "__name__", str(self.f))
+        raise ValueError(
+            f"shard_map applied to the function '{name}' was given out_specs which "
+            "require replication which can't be statically inferred given the "
+            f"mesh:\n\nThe mesh given has shape {tuple(self.mesh.shape.values())} "
+            f"with corresponding axis names {self.mesh.axis_names}.\n\n"
+            + "\n\n".join(msgs)
+            + "\n\nCheck if these output values are meant to be replicated over "
+            "those mesh axes. If not, consider revising the corresponding out_specs "
+            "entries. If so, consider disabling the check by passing the "
+            "check_vma=False argument to `jax.shard_map`."
+        )
 
     def _flat_out_specs(self, outs):
         specs = _broadcast_prefix(self.out_specs, outs, "out_specs", "results")
@@ -220,16 +302,19 @@ class _ShardMap:
             if layout.spans(name) and name not in split:
                 out = replicated_over_processes(out, name, layout.group(name))
         if not eager and any(layout.spans(a) for a in split):
-            raise NotImplementedError(
-                f"shard_map under a transformation (jit, grad, vmap) returns a "
-                f"result split across processes (out_specs {spec!r} splits it over "
-                "a mesh axis that spans processes); jaxlite returns such results "
-                "only from a shard_map called outside transformations, as "
-                "GlobalArrays. Inside one, make the result replicated (psum, "
-                "pmean or all_gather it, with an out_spec that does not name the "
-                "axis), or call the shard_map outside jit."
-            )
+            # The global value, split across processes (a GlobalArray out of jit).
+            return process_assemble(out, self.mesh, spec)
         return out
+
+
+def _split_sharding(x):
+    """The `NamedSharding` of argument `x` if it is split across processes (a
+    GlobalArray, or a traced one under jit), else None."""
+    if isinstance(x, GlobalArray):
+        return x.sharding
+    if isinstance(x, Tracer):
+        return split_layout(x.aval)
+    return None
 
 
 def _broadcast_prefix(prefix, tree, what, of):

@@ -36,7 +36,6 @@ from typing import Any, Union
 
 from jaxlite import backend, tree_util
 from jaxlite.api_util import shaped_abstractify
-from jaxlite.array import Array
 from jaxlite.config import override
 from jaxlite.core import (
     ClosedJaxpr,
@@ -49,7 +48,13 @@ from jaxlite.core import (
 )
 from jaxlite.core import _state as _trace_state
 from jaxlite.cpu_device import check_backend, default_device
-from jaxlite.dispatch import JitFunction, _match_donations, _py_name, _to_numpy
+from jaxlite.dispatch import (
+    JitFunction,
+    _match_donations,
+    _outputs,
+    _py_name,
+    _to_numpy,
+)
 from jaxlite.errors import JaxRuntimeError
 from jaxlite.interpreters.partial_eval import abstractify
 from jaxlite.sharding import SingleDeviceSharding
@@ -514,8 +519,7 @@ class Compiled(Stage):
         donated = ()
         if jitted._donates and _trace_state.trace is eval_trace:
             donated = jitted._donated(full_args, full_kwargs, leaves, sig.closed)
-        outs = self._exe(*map(_to_numpy, leaves))
-        outs = [Array(o, w) for o, w in zip(outs, sig.out_weak)]
+        outs = _outputs(self._exe, self._exe(*map(_to_numpy, leaves)), sig.out_weak)
         for x in donated:
             x.delete()
         return tree_util.tree_unflatten(sig.boxed_out_tree, outs)

@@ -24,7 +24,7 @@ import functools
 import numpy as np
 
 from jaxlite.backend import numpy_backend, tiering
-from jaxlite.backend.lowering import host_call_primitives
+from jaxlite.backend.lowering import host_call_primitives, pinned_primitives
 from jaxlite.core import ClosedJaxpr, Jaxpr, JaxprEqn, ShapedArray, Var, subjaxprs
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.batching import not_mapped
@@ -87,6 +87,16 @@ def _eqn_calls_host(eqn):
     if eqn.primitive in host_call_primitives:
         return True
     return any(calls_host(j) for j in subjaxprs(eqn.params))
+
+
+def _pinned(eqn):
+    """Whether `eqn` is (or holds) an equation of `pinned_primitives`."""
+    if eqn.primitive in pinned_primitives:
+        return True
+    return any(
+        any(_pinned(e) for e in getattr(j, "jaxpr", j).eqns)
+        for j in subjaxprs(eqn.params)
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -308,7 +318,8 @@ def _hoist_out_of_loop(jaxpr, num_consts, num_carry, length):
     It runs before the loop for every iteration at once, vectorised over the
     iteration axis by the batching rules (`U @ x_t` for all t is one matrix product);
     what depends on the constants only is computed once. Effectful equations, host
-    callbacks and equations batched by user rules stay in the loop, and so does everything downstream of them. Returns
+    callbacks, pinned primitives (`lowering.pinned_primitives`) and equations batched
+    by user rules stay in the loop, and so does everything downstream of them. Returns
     `(pre, body, stacked)`: `pre(*consts, *xs)` gives the hoisted values, `stacked`
     says which have the iteration axis; the new body takes `(consts, invariant values,
     carry, xs, stacked values)`. `pre` is None when nothing moves.
@@ -322,6 +333,7 @@ def _hoist_out_of_loop(jaxpr, num_consts, num_carry, length):
         if (
             eqn.effects
             or _eqn_calls_host(eqn)
+            or (pinned_primitives and _pinned(eqn))
             or (user_batched_primitives and _user_batched(eqn))
             or any(type(v) is Var and v in variant for v in eqn.invars)
         ):

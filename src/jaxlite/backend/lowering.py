@@ -26,6 +26,10 @@ lowering_rules: dict = {}
 # Primitives that call into Python (callbacks, debug prints), registered by `lax/`: the
 # loop compiler keeps them in their loop, and tiering weighs what they cost natively.
 host_call_primitives: set = set()
+# Primitives that must run once per iteration where the program puts them, whichever
+# tier runs the loop (collectives across processes: every process makes the same MPI
+# calls in the same order): the loop compiler never hoists them.
+pinned_primitives: set = set()
 
 _GENERATED_MODULE = "jaxlite.backend.generated"
 

@@ -16,9 +16,12 @@ the arrays' buffers (`lax/cross_process.py`); `jax.experimental.multihost_utils`
 moves values between processes. Without `initialize` nothing here runs and mpi4py is
 never imported: a program is one process, as before.
 
-A process that dies of an uncaught exception ends them all: the traceback prints on
-that process, then `MPI_Abort` stops every other one (which would otherwise wait in
-their next collective forever).
+A process that fails ends them all, within seconds, under a plain `mpiexec` too
+(`distributed/failure.py`): an uncaught exception prints its traceback on that
+process, the others print which process failed and why, and `MPI_Abort` ends every
+one (they would otherwise wait for it in their next collective for ever). A process
+that exits (`sys.exit`, any status) while the others wait for it in a collective is
+named by them, and every process ends.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import sys
 import time
 
 from jaxlite import cpu_device
-from jaxlite.distributed import mpi
+from jaxlite.distributed import failure, mpi
 
 __all__ = ["global_state", "initialize", "is_initialized", "shutdown"]
 
@@ -121,6 +124,7 @@ def initialize(
     global_state.initialized = True
     cpu_device.set_topology(rank, size, _local_device_count())
     if size > 1:
+        failure.start(rank, size)
         global_state._excepthook = sys.excepthook
         sys.excepthook = _abort_all
     return None
@@ -182,9 +186,7 @@ def _abort_all(exc_type, exc, tb):
         f"{global_state.num_processes} failed with the {exc_type.__name__} above; "
         "aborting every process (MPI_Abort).\n"
     )
-    sys.stderr.flush()
-    sys.stdout.flush()
-    mpi.abort(1)
+    failure.fail(f"{exc_type.__name__}: {exc}" if str(exc) else exc_type.__name__)
 
 
 def shutdown():
@@ -195,6 +197,7 @@ def shutdown():
     if global_state.num_processes > 1:
         deadline = time.monotonic() + 300
         mpi.barrier(deadline)
+        failure.stop()
         sys.excepthook = global_state._excepthook or sys.__excepthook__
     mpi.stop()
     global_state.__init__()

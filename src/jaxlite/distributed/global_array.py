@@ -12,9 +12,14 @@ the processes is an ordinary Array in each (`global_array` returns one).
 
 It answers JAX's questions (`shape`, `dtype`, `sharding`, `addressable_shards`,
 `addressable_data(i)`, `is_fully_addressable`), goes into `shard_map` as its
-argument, and comes back whole through `multihost_utils.process_allgather`.
-Reading its values here (`np.asarray`, printing, jnp operations, `jit`) raises
-JAX's error: they are not all in this process.
+argument, into `jit` (traced with its global aval; `distributed/spmd.py` runs the
+program on this process's block), and comes back whole through
+`multihost_utils.process_allgather`. It has Array's operators and methods, and an
+eager operation on it runs as the `jit` of that operation (as in JAX; `dispatch`
+registers the rule in `core.eager_rules_by_type`): elementwise ones give
+GlobalArrays computed blockwise, the others raise jit's error. Reading its values
+here (`np.asarray`, `float`, `.item()`) raises JAX's error: they are not all in this
+process, and it prints as JAX's such arrays do, without values.
 """
 
 from __future__ import annotations
@@ -29,6 +34,17 @@ from jaxlite.distributed.topology import device_indices, mesh_layout, spec_entri
 from jaxlite.sharding import NamedSharding, PartitionSpec
 
 __all__ = ["GlobalArray", "Shard", "global_array"]
+
+
+class _Seen:
+    """Whether this process ever made a value split across processes (a GlobalArray,
+    or a shard_map result under jit): until then no jaxpr needs the process-local
+    lowering (`spmd.is_spmd` answers at once)."""
+
+    split = False
+
+
+seen = _Seen()
 
 
 def global_shape(local_shape, mesh, spec):
@@ -95,6 +111,7 @@ class GlobalArray:
     __slots__ = ("_local", "shape", "dtype", "weak_type", "sharding", "__weakref__")
 
     def __init__(self, local, shape, sharding, weak_type=False):
+        seen.split = True
         self._local = local
         self.shape = tuple(shape)
         self.dtype = local.dtype
@@ -119,14 +136,17 @@ class GlobalArray:
     def __array__(self, dtype=None, copy=None):
         raise _not_addressable()
 
-    def __repr__(self):
-        local = ",".join(map(str, self._local.shape))
-        return (
-            f"GlobalArray({ShapedArray(self.shape, self.dtype).str_short()}, "
-            f"sharding={self.sharding!r}, this process holds [{local}])"
-        )
+    __array_priority__ = 100  # NumPy operands defer to its operators, as to Array's
+    __hash__ = None  # unhashable, as JAX's arrays
+
+    def __repr__(self):  # as JAX's for an array not fully addressable: no values
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"Array(shape={self.shape}, dtype={self.dtype.name}{weak})"
 
     __str__ = __repr__
+
+    def __format__(self, format_spec):
+        return repr(self)
 
     def __bool__(self):
         raise _not_addressable()
@@ -134,17 +154,13 @@ class GlobalArray:
     def item(self, *args):
         raise _not_addressable()
 
-    def tolist(self):
+    def __int__(self):
         raise _not_addressable()
 
-    def jit_argument_error(self):
-        """The error for this array as an argument of `jit` (dispatch raises it)."""
-        return NotImplementedError(
-            f"jit got an argument split across processes ({self!r}); jaxlite's jit "
-            "runs on data in this process only. Pass it to jax.shard_map called "
-            "outside jit (which runs each process's block; jit the function inside "
-            "it), or pass every process the whole value as an ordinary array."
-        )
+    __float__ = __complex__ = __index__ = __int__
+
+    def tolist(self):
+        raise _not_addressable()
 
     def block_until_ready(self):
         return self

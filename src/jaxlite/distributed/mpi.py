@@ -12,6 +12,16 @@ the same first collective) and kept; the whole world is a duplicate of
 Data moves as bytes, so every dtype travels; reductions use MPI's type for the
 dtype, and dtypes MPI cannot add (bfloat16, float8) are reduced in float32.
 mpi4py is imported by `start` only, when `jax.distributed.initialize` asks for MPI.
+
+The collectives are on the path of every step of a program, so they do nothing per
+call that can be done once: the MPI datatype and operation of a (dtype, op) and the
+communicator of a group are looked up in dicts, buffers are passed to mpi4py's
+buffer (uppercase) methods with their datatype, and the result is written straight
+into the array returned (or into `out`, a caller's buffer, for the native backend).
+MPI implementations wait for a message by polling: with more processes on a machine
+than it has cores, a polling process keeps the one it waits for off the core, and a
+small allreduce takes milliseconds. `start` then asks MPICH (Open MPI) to yield the
+core while it waits, before MPI starts, unless the environment already says.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ def start(timeout):
     deadline = time.monotonic() + timeout
     started = threading.Event()
     threading.Thread(target=_watch_start, args=(started, timeout), daemon=True).start()
+    _yield_when_oversubscribed(os.environ, _cores())
     try:
         from mpi4py import MPI
     except ImportError as e:
@@ -46,13 +57,46 @@ def start(timeout):
             "jax.distributed.initialize() under an MPI launcher needs mpi4py: "
             "`pip install mpi4py mpich` (or mpi4py built against the system's MPI)."
         ) from e
+    started.set()  # MPI is up; the arrival has its own deadline
+    world = MPI.COMM_WORLD
     try:
-        world = MPI.COMM_WORLD
         _arrive(MPI, world, deadline, timeout)
-    finally:
-        started.set()
+    except TimeoutError as e:  # the others wait for ever: end them all
+        sys.stderr.write(f"{e} Ending every process (MPI_Abort).\n")
+        sys.stderr.flush()
+        world.Abort(1)
     _state.update(MPI=MPI, world=world.Dup(), comms={})
     return world.Get_rank(), world.Get_size()
+
+
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# How many processes the launcher started on this machine: MPICH's hydra, Open MPI.
+_LOCAL_SIZE_VARS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE")
+# What makes a waiting process give up its core: MPICH, Open MPI.
+_YIELD_VARS = {"MPIR_CVAR_ENABLE_HEAVY_YIELD": "1", "OMPI_MCA_mpi_yield_when_idle": "1"}
+
+
+def _yield_when_oversubscribed(environ, cores):
+    """If the launcher started more processes on this machine than `cores`, set
+    the variables that make MPI yield the core while it waits (those not set
+    already); return whether it did. Read by MPI when it starts."""
+    for var in _LOCAL_SIZE_VARS:
+        try:
+            local = int(environ[var])
+        except (KeyError, ValueError):
+            continue
+        if local <= cores:
+            return False
+        for name, value in _YIELD_VARS.items():
+            environ.setdefault(name, value)
+        return True
+    return False
 
 
 def _watch_start(started, timeout):
@@ -105,6 +149,7 @@ def _arrive(MPI, world, deadline, timeout):  # noqa: N803  (the module's name)
 def stop():
     """Forget the communicators (MPI itself ends with the process)."""
     _state.clear()
+    _reductions.clear()
 
 
 def abort(code=1):
@@ -137,6 +182,13 @@ def world_size():
 
 def _comm(group):
     """The communicator of `group` (world ranks, in the order that numbers them)."""
+    try:
+        return _state["comms"][group]
+    except KeyError:
+        return _new_comm(group)
+
+
+def _new_comm(group):
     world = _state.get("world")
     if world is None:
         raise RuntimeError(
@@ -145,13 +197,12 @@ def _comm(group):
             "first."
         )
     if len(group) == world.Get_size() and group == tuple(range(len(group))):
-        return world
-    comms = _state["comms"]
-    comm = comms.get(group)
-    if comm is None:
+        comm = world
+    else:
         members = world.Get_group().Incl(list(group))
-        comm = comms[group] = world.Create_group(members)
+        comm = world.Create_group(members)
         members.Free()
+    _state["comms"][group] = comm
     return comm
 
 
@@ -162,35 +213,64 @@ def _bytes(a):
 
 _OP_NAMES = {"sum": "SUM", "max": "MAX", "min": "MIN"}
 _BOOL_OPS = {"max": "LOR", "min": "LAND", "sum": "LOR"}
+_reductions = {}  # (dtype, op): (MPI datatype, MPI op, dtype reduced in or None)
 
 
-def _reduction(x, op):
-    """(buffer, MPI datatype, MPI op, back) to reduce `x` with `op`: the buffer in a
-    dtype MPI can reduce, and `back` turning a result into `x`'s dtype."""
+def _reduction(dtype, op):
+    """(MPI datatype, MPI op, `work`) to reduce arrays of `dtype` with `op`: `work`
+    is None where MPI reduces `dtype` itself, else the dtype to reduce in."""
+    found = _reductions.get((dtype, op))
+    if found is not None:
+        return found
     MPI = _state["MPI"]  # noqa: N806  (the module's name)
+    if dtype == np.bool_:
+        found = MPI.C_BOOL, getattr(MPI, _BOOL_OPS[op]), None
+    else:
+        datatype = MPI._typedict.get(dtype.char)  # MPI's own type for the dtype
+        if datatype is not None:
+            found = datatype, getattr(MPI, _OP_NAMES[op]), None
+        elif dtype.kind in "fV":  # bfloat16, float8: reduced in float32
+            found = MPI.FLOAT, getattr(MPI, _OP_NAMES[op]), np.dtype(np.float32)
+        else:
+            raise TypeError(f"MPI cannot reduce arrays of dtype {dtype}.")
+    _reductions[(dtype, op)] = found
+    return found
+
+
+def allreduce(x, op, group, out=None):
+    """`op` ("sum", "max", "min") of `x` over the processes of `group`, on each;
+    written into `out` (an array of `x`'s shape and dtype, which may be `x`
+    itself) and returned, if given."""
     x = np.asarray(x, order="C")
-    if x.dtype == np.bool_:
-        return x, MPI.C_BOOL, getattr(MPI, _BOOL_OPS[op]), lambda y: y
-    datatype = MPI._typedict.get(x.dtype.char)  # MPI's own type for the dtype
-    if datatype is None:
-        if x.dtype.kind not in "fV":
-            raise TypeError(f"MPI cannot reduce arrays of dtype {x.dtype}.")
-        dtype = x.dtype  # bfloat16, float8: reduced in float32
-        return (
-            x.astype(np.float32),
-            MPI.FLOAT,
-            getattr(MPI, _OP_NAMES[op]),
-            lambda y: y.astype(dtype),
-        )
-    return x, datatype, getattr(MPI, _OP_NAMES[op]), lambda y: y
+    datatype, mpi_op, work = _reduction(x.dtype, op)
+    comm = _comm(group)
+    if work is not None:  # our own copy: reduced where it is
+        buf = x.astype(work)
+        comm.Allreduce(_state["MPI"].IN_PLACE, [buf, datatype], op=mpi_op)
+        if out is None:
+            return buf.astype(x.dtype)
+        np.copyto(out, buf, casting="unsafe")
+        return out
+    if out is None:
+        out = np.empty_like(x)
+    elif not out.flags.c_contiguous or (
+        np.may_share_memory(out, x) and not _same_memory(out, x)
+    ):
+        np.copyto(out, allreduce(x, op, group))
+        return out
+    elif out is x or np.may_share_memory(out, x):
+        comm.Allreduce(_state["MPI"].IN_PLACE, [out, datatype], op=mpi_op)
+        return out
+    comm.Allreduce([x, datatype], [out, datatype], op=mpi_op)
+    return out
 
 
-def allreduce(x, op, group):
-    """`op` ("sum", "max", "min") of `x` over the processes of `group`, on each."""
-    buf, datatype, mpi_op, back = _reduction(x, op)
-    out = np.empty_like(buf)
-    _comm(group).Allreduce([buf, datatype], [out, datatype], op=mpi_op)
-    return back(out)
+def _same_memory(a, b):
+    """Whether the C-contiguous arrays `a` and `b` are the same bytes."""
+    return (
+        a.nbytes == b.nbytes
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
 
 
 def allgather(x, group):
@@ -204,10 +284,12 @@ def allgather(x, group):
 def reduce_scatter(x, op, group):
     """`x` has one block per process along axis 0: the `op` over the processes of
     block i, on process i."""
-    buf, datatype, mpi_op, back = _reduction(x, op)
+    x = np.asarray(x, order="C")
+    datatype, mpi_op, work = _reduction(x.dtype, op)
+    buf = x if work is None else x.astype(work)
     out = np.empty(buf.shape[1:], buf.dtype)
     _comm(group).Reduce_scatter_block([buf, datatype], [out, datatype], op=mpi_op)
-    return back(out)
+    return out if work is None else out.astype(x.dtype)
 
 
 def alltoall(x, group):

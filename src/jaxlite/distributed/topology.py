@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxlite import cpu_device
+from jaxlite import cpu_device, tree_util
 
 
 class ProcessAxis(NamedTuple):
@@ -63,24 +63,54 @@ def process_axes(bindings):
         _context.axes = previous
 
 
+def bound_process_axes():
+    """The axis names bound to processes now, for `process_axes` to bind again
+    where a rule traced later (a custom_vjp's bwd under a vmap) runs."""
+    return dict(_context.axes)
+
+
 def process_axis(name):
     """The `ProcessAxis` bound to `name`, or None if the axis is within a process."""
     axes = _context.axes
     return axes.get(name) if axes else None
 
 
-def spanning_processes(fun, axis_name):
+# `process_broadcast` ("enter") and `process_replicated` ("leave") of
+# lax/cross_process.py, registered by lax/process_blocks.py: where a value replicated
+# over the processes enters per-process code and leaves it.
+boundary_primitives: dict = {}
+
+
+def spanning_processes(fun, axis_name, replicated=(), out_replicated=False):
     """`fun` with `axis_name` bound to every process, this one's members first: a
-    `pmap` across processes (each maps its own leading axis)."""
+    `pmap` across processes (each maps its own leading axis). The positional
+    arguments numbered in `replicated` (pmap's `in_axes=None`) are the same in every
+    process, and so are the results if `out_replicated` (`out_axes=None`): they cross
+    into and out of per-process code as a shard_map's replicated values do, so that
+    reverse mode sums their cotangents over the processes (`lax/cross_process.py`)."""
     count = cpu_device.process_count()
     if axis_name is None or count == 1:
         return fun
-    axis = ProcessAxis(count, cpu_device.process_index(), tuple(range(count)))
+    group = tuple(range(count))
+    axis = ProcessAxis(count, cpu_device.process_index(), group)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
+        def enter(x):
+            return boundary_primitives["enter"].bind(x, axis_name=axis_name,
+                                                     group=group)  # fmt: skip
+
+        def leave(x):
+            return boundary_primitives["leave"].bind(x, axis_name=axis_name,
+                                                     group=group)  # fmt: skip
+
+        args = [
+            tree_util.tree_map(enter, a) if i in replicated else a
+            for i, a in enumerate(args)
+        ]
         with process_axes({axis_name: axis}):
-            return fun(*args, **kwargs)
+            out = fun(*args, **kwargs)
+        return tree_util.tree_map(leave, out) if out_replicated else out
 
     return wrapped
 

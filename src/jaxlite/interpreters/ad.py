@@ -17,6 +17,8 @@ maps output cotangents to input cotangents, in reverse order.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from jaxlite import dtypes, tree_util
@@ -602,12 +604,32 @@ def is_undefined(x):
     return type(x) is UndefinedPrimal
 
 
+class _BackwardState(threading.local):
+    depth = 0  # backward passes running (a vjp inside one is part of a rule)
+
+
+_backward = _BackwardState()
+
+# How a vjp marks its linear map's tangents inside manual axes of a shard_map with
+# check_vma: "vma" -> `mark(tangents, primals, kind, axes)`, registered by
+# lax/parallel.py, where the collectives it is made of live.
+vjp_boundary_rules: dict = {}
+
+
 def backward_pass(jaxpr, consts, cts_out):
     """Cotangents of `jaxpr`'s inputs given cotangents of its outputs.
 
     `jaxpr` is linear in its invars; its constvars (residuals) are known. Equations that do
     not read a linear value are evaluated forward first; the rest are transposed.
     """
+    _backward.depth += 1
+    try:
+        return _backward_pass(jaxpr, consts, cts_out)
+    finally:
+        _backward.depth -= 1
+
+
+def _backward_pass(jaxpr, consts, cts_out):
     env = {}
     linear = set(jaxpr.invars)
     for v, c in zip(jaxpr.constvars, consts):
@@ -677,13 +699,39 @@ def transpose_jaxpr_call(cts, args, closed):
 
 
 def vjp_flat(fun, primals, literal_primals=None):
-    """`(primal_outs, vjp_fun)` where `vjp_fun(cts_out) -> cts_in` (flat lists)."""
+    """`(primal_outs, vjp_fun)` where `vjp_fun(cts_out) -> cts_in` (flat lists).
+
+    Inside manual axes of a shard_map with check_vma (`batching.vma_axes()`), the
+    linear map's inputs and outputs are marked so that the cotangent of a value
+    invariant over such an axis is one value, summed over its devices
+    (`vma_boundary` in `lax/parallel.py`); not for a vjp that a rule runs within a
+    backward pass (a transpose rule, a custom_vjp's bwd), whose cotangents stay
+    partial sums there."""
     primal_outs, linear = linearize_flat(fun, primals, literal_primals)
+    axes = tuple(sorted(batching.vma_axes(), key=str))
+    if axes and not _backward.depth:
+        linear = _mark_vma_boundary(linear, primals, primal_outs, axes)
 
     def vjp_fun(cts_out):
         return backward_pass(linear.jaxpr, linear.consts, cts_out)
 
     return primal_outs, vjp_fun, linear
+
+
+def _mark_vma_boundary(linear, primals, primal_outs, axes):
+    """`linear` with its tangents marked as those of `primals` where they enter and
+    of `primal_outs` where they leave, for reverse mode over the check_vma manual
+    axes `axes`: only this vjp transposes the marks (a derivative of its backward
+    pass differentiates the transposed marks, linear maps of their own)."""
+    vma_boundary = vjp_boundary_rules["vma"]
+
+    def fun(*tangents):
+        tangents = vma_boundary(tangents, primals, "in", axes)
+        outs = eval_jaxpr(linear.jaxpr, linear.consts, *tangents)
+        return vma_boundary(outs, primal_outs, "out", axes)
+
+    marked = trace_to_jaxpr(fun, [v.aval for v in linear.jaxpr.invars])
+    return _inputs_first(marked, primals)
 
 
 # ----------------------------------------------------------------------------------------

@@ -68,6 +68,7 @@ collective_axis_names: dict = {}
 
 class _AxisState(threading.local):
     env: tuple = ()  # ((name, size), ...), outermost first
+    vma: frozenset = frozenset()  # the names in `env` bound with check_vma
     rule_axis_name = None  # the name of the BatchTrace whose rule is running
 
 
@@ -75,20 +76,34 @@ _axis_state = _AxisState()
 
 
 @contextmanager
-def extend_axis_env(pairs):
+def extend_axis_env(pairs, vma=()):
     """Bind axis names to sizes while tracing, e.g. `[("i", 4)]` (make_jaxpr's
-    `axis_env`): collectives over those names can then be staged into jaxprs."""
-    prev = _axis_state.env
-    _axis_state.env = prev + tuple((name, int(size)) for name, size in pairs)
+    `axis_env`): collectives over those names can then be staged into jaxprs. The
+    names in `vma` are manual axes of a shard_map with check_vma (`vma_axes`)."""
+    prev, prev_vma = _axis_state.env, _axis_state.vma
+    pairs = tuple((name, int(size)) for name, size in pairs)
+    _axis_state.env = prev + pairs
+    _axis_state.vma = prev_vma.difference(n for n, _ in pairs).union(vma)
     try:
         yield
     finally:
-        _axis_state.env = prev
+        _axis_state.env, _axis_state.vma = prev, prev_vma
 
 
 def axis_env():
-    """The current axis environment as a hashable tuple of (name, size) pairs."""
-    return _axis_state.env
+    """The current axis environment as a hashable tuple of (name, size) pairs
+    (`(name, size, "check_vma")` for a name in `vma_axes()`): jit's cache key."""
+    vma = _axis_state.vma
+    if not vma:
+        return _axis_state.env
+    return tuple(
+        (n, size, "check_vma") if n in vma else (n, size) for n, size in _axis_state.env
+    )
+
+
+def vma_axes():
+    """The names of the enclosing manual axes of shard_maps with `check_vma=True`."""
+    return _axis_state.vma
 
 
 def axis_exists(name):
@@ -394,11 +409,14 @@ def batch_jaxpr_rule(prim):
 _RULE_AXIS = object()
 
 
-def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=_RULE_AXIS, trace=None):
+def vmap_flat(
+    fun, axis_size, in_vals, in_dims, axis_name=_RULE_AXIS, trace=None, vma=False
+):
     """Run `fun(*vals) -> list` batched; returns (values, their batch dims). `trace`, if
     given, is the BatchTrace to use (a `subtrace()` of an enclosing one). Without an
     `axis_name` (a batching rule vectorising a body), the batch axis is that of the
-    vmap whose rule is running, name included."""
+    vmap whose rule is running, name included. `vma`: the named axis is a manual axis
+    of a shard_map with check_vma (`vma_axes`)."""
     env = ()
     own_trace = trace is None
     if trace is None:
@@ -411,7 +429,7 @@ def vmap_flat(fun, axis_size, in_vals, in_dims, axis_name=_RULE_AXIS, trace=None
         v if d is not_mapped else BatchTracer(trace, v, d)
         for v, d in zip(in_vals, in_dims)
     ]
-    with set_current_trace(trace), extend_axis_env(env):
+    with set_current_trace(trace), extend_axis_env(env, (axis_name,) if vma else ()):
         outs = fun(*tracers)
     trace.is_live = False
     vals, dims = [], []

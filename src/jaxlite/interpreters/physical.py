@@ -31,7 +31,7 @@ from jaxlite import source_info
 from jaxlite.core import (
     ClosedJaxpr,
     Jaxpr,
-    Literal,
+    eval_jaxpr,
     has_data,
     no_physical_rule_error,
     physical_aval,
@@ -100,27 +100,16 @@ def _physical_jaxpr(jaxpr):
 def eval_physical(jaxpr: Jaxpr, consts, args):
     """Evaluate `jaxpr` on stored arrays (`consts` and `args` are the data of keys)
     under the current trace: equations over keys run their physical rules."""
-    env = {}
+    return eval_jaxpr(jaxpr, consts, *args, eqn_rule=_physical_eqn)
 
-    def read(x):
-        return x.val if type(x) is Literal else env[x]
 
-    for v, val in zip(jaxpr.constvars, consts):
-        env[v] = val
-    for v, val in zip(jaxpr.invars, args):
-        env[v] = val
-    for eqn in jaxpr.eqns:
-        invals = [read(x) for x in eqn.invars]
-        with source_info.override(eqn.source_info):
-            if _eqn_has_extended(eqn):
-                outs = _apply_physical(eqn, invals)
-            else:
-                outs = eqn.primitive.bind(*invals, **eqn.params)
-                if not eqn.primitive.multiple_results:
-                    outs = [outs]
-        for v, val in zip(eqn.outvars, outs):
-            env[v] = val
-    return [read(v) for v in jaxpr.outvars]
+def _physical_eqn(eqn, invals):
+    """`eval_jaxpr`'s rule for an equation over keys: its physical rule's outputs
+    (None for any other equation, which is bound unchanged)."""
+    if not _eqn_has_extended(eqn):
+        return None
+    with source_info.override(eqn.source_info):
+        return _apply_physical(eqn, invals)
 
 
 def _apply_physical(eqn, invals):

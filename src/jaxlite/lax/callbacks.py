@@ -60,6 +60,7 @@ from jaxlite.core import (
     set_current_trace,
     subjaxprs,
 )
+from jaxlite.distributed.callbacks import on_owner, owner_of
 from jaxlite.interpreters import ad, batching, physical
 from jaxlite.interpreters.batching import not_mapped
 from jaxlite.util import (
@@ -421,6 +422,21 @@ class _FlatCallback:
         fn = self._fns.get(result_avals)
         if fn is None:
             fn = self._fns[result_avals] = _build_host_fn(self, result_avals)
+        return fn
+
+
+class _PlacedCallback(_FlatCallback):
+    """A callback whose `sharding` picks the process that runs it, in a program of
+    several processes: there only, its results broadcast (`distributed/callbacks.py`)."""
+
+    __slots__ = ("owner",)
+
+    def host_fn(self, result_avals):
+        fn = self._fns.get(result_avals)
+        if fn is None:
+            fn = self._fns[result_avals] = on_owner(
+                _build_host_fn(self, result_avals), self.owner, result_avals, self.what
+            )
         return fn
 
 
@@ -1010,7 +1026,9 @@ def _call_eagerly(cb, result_avals, leaves):
     return [Array(o) for o in _check_result(cb, result_avals, r, private)]
 
 
-def _callback(prim, what, callback, result_shape_dtypes, args, kwargs, make_params):
+def _callback(
+    prim, what, callback, result_shape_dtypes, args, kwargs, make_params, sharding
+):
     """Stage (or, eagerly, run) a pure or io callback; `make_params(cb, avals)` gives the
     equation's parameters in the order JAX prints them."""
     if not callable(callback):
@@ -1023,8 +1041,17 @@ def _callback(prim, what, callback, result_shape_dtypes, args, kwargs, make_para
     if in_tree is None:
         in_tree = _positional_tree(len(leaves))
     result_avals, result_tree = _result_avals(result_shape_dtypes, what)
-    cb = _FlatCallback(callback, in_tree, result_tree, what)
-    if _state.trace is eval_trace and not any(isinstance(x, Tracer) for x in leaves):
+    owner = owner_of(sharding)
+    if owner is None:
+        cb = _FlatCallback(callback, in_tree, result_tree, what)
+    else:
+        cb = _PlacedCallback(callback, in_tree, result_tree, what)
+        cb.owner = owner
+    if (
+        owner is None
+        and _state.trace is eval_trace
+        and not any(isinstance(x, Tracer) for x in leaves)
+    ):
         outs = _call_eagerly(cb, result_avals, leaves)
     else:
         outs = prim.bind(*leaves, **make_params(cb, result_avals))
@@ -1058,6 +1085,8 @@ def pure_callback(
     "expand_dims", "broadcast_all" or "legacy_vectorized"). Differentiating through it
     needs `custom_jvp`/`custom_vjp`. An exception it raises reaches the caller as a
     `JaxRuntimeError` that is also of its own type (`except ValueError` works).
+    `sharding` (a `SingleDeviceSharding`) names the device that runs it: across
+    processes, only that device's process, whose results every process receives.
     """
     if vectorized is not _NOT_GIVEN:
         if vmap_method is not None:
@@ -1090,6 +1119,7 @@ def pure_callback(
         args,
         kwargs,
         make_params,
+        sharding,
     )
 
 
@@ -1126,6 +1156,7 @@ def io_callback(
         args,
         kwargs,
         make_params,
+        sharding,
     )
 
 

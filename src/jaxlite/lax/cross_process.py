@@ -6,8 +6,13 @@ A named axis spanning processes is a vmap over this process's members of the axi
 first does its work among those members with ordinary lax operations, as in one
 process, then binds one of these primitives to finish it across the processes of
 the axis (`group`, world ranks by position along the axis). Each one's NumPy
-implementation is one MPI call on the buffers (`distributed/mpi.py`); the native
-backend has no rule for them, so a jaxpr holding one stays on the NumPy tier.
+implementation is one MPI call on the buffers (`distributed/mpi.py`). The native
+backend compiles them as host calls (`backend/native/host.py`) given views of the
+native buffers: the same MPI call reads the operand where native code keeps it and
+its result is written into native code's result buffer, so a loop with a psum across
+processes in its body runs natively. They are pinned in their loops (never hoisted),
+so every process makes the same MPI calls in the same order whichever tier runs a
+loop.
 
 - `process_allreduce` (sum, max, min): the same value on every process.
 - `process_all_gather`: the processes' blocks concatenated along `axis`.
@@ -36,6 +41,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxlite.backend.lowering import pinned_primitives
+from jaxlite.backend.native import native_rules
+from jaxlite.backend.native.host import buffer_functions
 from jaxlite.core import (
     Primitive,
     ShapedArray,
@@ -97,12 +105,37 @@ def _no_derivative(primals, tangents, *, axis_name, group, op):
     )
 
 
+def _on_buffers(impl):
+    """The native backend's host function of a primitive whose NumPy implementation
+    is `impl` (`host.buffer_functions`): MPI reads the operand from the native buffer
+    (a view, no copy) and its result is copied into the native result buffer."""
+
+    def function(params):
+        def run(x, out):
+            np.copyto(out, impl(x, **params)[0], casting="no")
+
+        return run
+
+    return function
+
+
 # --------------------------------------------------------------------------------------
 # process_allreduce
 
 
 def _allreduce_impl(x, *, axis_name, group, op):
     return [mpi.allreduce(np.asarray(x), op, group)]
+
+
+def _allreduce_on_buffers(params):
+    """As `_on_buffers(_allreduce_impl)`, but MPI writes the result straight into
+    native code's result buffer (no temporary array, no copy)."""
+    op, group = params["op"], params["group"]
+
+    def run(x, out):
+        mpi.allreduce(x, op, group, out=out)
+
+    return run
 
 
 def _allreduce_jvp(primals, tangents, *, axis_name, group, op):
@@ -129,6 +162,9 @@ abstract_eval_rules[process_allreduce_p] = _same_aval
 ad.jvp_rules[process_allreduce_p] = _allreduce_jvp
 ad.transpose_rules[process_allreduce_p] = _allreduce_transpose
 batching.batch_rules[process_allreduce_p] = _elementwise_batch(process_allreduce_p)
+native_rules[process_allreduce_p] = "host_call"
+pinned_primitives.add(process_allreduce_p)
+buffer_functions[process_allreduce_p] = _allreduce_on_buffers
 
 
 # --------------------------------------------------------------------------------------
@@ -160,6 +196,9 @@ impl_rules[process_all_gather_p] = _all_gather_impl
 abstract_eval_rules[process_all_gather_p] = _all_gather_abstract
 ad.deflinear(process_all_gather_p, _all_gather_transpose)
 batching.batch_rules[process_all_gather_p] = _axis_batch(process_all_gather_p, "axis")
+native_rules[process_all_gather_p] = "host_call"
+pinned_primitives.add(process_all_gather_p)
+buffer_functions[process_all_gather_p] = _on_buffers(_all_gather_impl)
 
 
 def _reduce_scatter_impl(x, *, axis_name, group, axis):
@@ -193,6 +232,9 @@ ad.deflinear(process_reduce_scatter_p, _reduce_scatter_transpose)
 batching.batch_rules[process_reduce_scatter_p] = _axis_batch(
     process_reduce_scatter_p, "axis"
 )
+native_rules[process_reduce_scatter_p] = "host_call"
+pinned_primitives.add(process_reduce_scatter_p)
+buffer_functions[process_reduce_scatter_p] = _on_buffers(_reduce_scatter_impl)
 
 
 # --------------------------------------------------------------------------------------
@@ -236,6 +278,9 @@ ad.deflinear(process_all_to_all_p, _all_to_all_transpose)
 batching.batch_rules[process_all_to_all_p] = _axis_batch(
     process_all_to_all_p, "split_axis", "concat_axis"
 )
+native_rules[process_all_to_all_p] = "host_call"
+pinned_primitives.add(process_all_to_all_p)
+buffer_functions[process_all_to_all_p] = _on_buffers(_all_to_all_impl)
 
 
 # --------------------------------------------------------------------------------------
@@ -260,6 +305,9 @@ impl_rules[process_permute_p] = _permute_impl
 abstract_eval_rules[process_permute_p] = _same_aval
 ad.deflinear(process_permute_p, _permute_transpose)
 batching.batch_rules[process_permute_p] = _axis_batch(process_permute_p, "axis")
+native_rules[process_permute_p] = "host_call"
+pinned_primitives.add(process_permute_p)
+buffer_functions[process_permute_p] = _on_buffers(_permute_impl)
 
 
 # --------------------------------------------------------------------------------------
@@ -281,6 +329,7 @@ impl_rules[process_broadcast_p] = _identity_impl
 abstract_eval_rules[process_broadcast_p] = _same_aval
 ad.deflinear(process_broadcast_p, _broadcast_transpose)
 batching.batch_rules[process_broadcast_p] = _elementwise_batch(process_broadcast_p)
+native_rules[process_broadcast_p] = "identity"
 
 
 def _replicated_transpose(ct, x, *, axis_name, group):
@@ -299,6 +348,7 @@ impl_rules[process_replicated_p] = _identity_impl
 abstract_eval_rules[process_replicated_p] = _same_aval
 ad.deflinear(process_replicated_p, _replicated_transpose)
 batching.batch_rules[process_replicated_p] = _elementwise_batch(process_replicated_p)
+native_rules[process_replicated_p] = "identity"
 
 
 # --------------------------------------------------------------------------------------

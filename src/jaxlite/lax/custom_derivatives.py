@@ -45,6 +45,7 @@ from jaxlite.core import (
     jaxpr_as_fun,
     set_current_trace,
 )
+from jaxlite.distributed.topology import bound_process_axes, process_axes
 from jaxlite.errors import UnexpectedTracerError
 from jaxlite.interpreters import ad, batching
 from jaxlite.interpreters.ad import JVPTrace, LinearizeTrace, Zero
@@ -308,10 +309,14 @@ class _BatchedCall:
         self.dims = dims
         self.out_dims = None
         self.res_dims = None  # a custom_vjp's residuals' batch dims (fwd sets them)
+        # Named axes spanning processes (shard_map, pmap): a bwd rule runs after the
+        # call that bound them has returned, and its collectives must still cross.
+        self.process_axes = bound_process_axes()
 
     def run(self, fun, xs, dims):
         sub = self.trace.subtrace()
-        return batching.vmap_flat(fun, self.trace.axis_size, xs, dims, trace=sub)
+        with process_axes(self.process_axes):
+            return batching.vmap_flat(fun, self.trace.axis_size, xs, dims, trace=sub)
 
     def fix(self, *per_output_dims):
         if self.out_dims is None:

@@ -1,14 +1,15 @@
-"""Elementwise primitives: arithmetic, comparisons, transcendental functions, casts.
+"""Elementwise primitives: arithmetic, bitwise operations, transcendental functions,
+rounding, clamp and stop_gradient.
 
 Operands of an n-ary primitive share one dtype (jnp inserts `convert_element_type` to
 promote them) and broadcast as lax does: equal ranks with size-1 dimensions, or rank 0.
 Each primitive's rules are registered in one block right after its rule functions.
-Special functions (erf, lgamma, digamma, igamma, ...) live in `lax/special.py`.
+Casts and the conversion of Python scalar operands live in `lax/casts.py`, comparisons
+and `select_n` in `lax/comparisons.py` (both re-exported here); special functions
+(erf, lgamma, digamma, igamma, ...) in `lax/special.py`.
 """
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 
@@ -17,21 +18,42 @@ from jaxlite.backend import lowering_rules
 from jaxlite.backend.native import native_rules
 from jaxlite.backend.numpy_backend import inline
 from jaxlite.core import (
-    Array,
     Literal,
     Primitive,
     ShapedArray,
-    Tracer,
     abstract_eval_rules,
     get_aval,
-    has_data,
     impl_rules,
     no_effects,
-    physical_aval,
     physical_rules,
 )
-from jaxlite.interpreters import ad, batching, physical
+from jaxlite.interpreters import ad, batching
 from jaxlite.lax import xla_float32
+from jaxlite.lax.casts import (  # noqa: F401  (re-exported: jaxlite.lax.elementwise.*)
+    _nary,
+    convert_element_type,
+    convert_element_type_p,
+    convert_value,
+    lax_operands,
+)
+from jaxlite.lax.comparisons import (  # noqa: F401  (re-exported likewise)
+    eq,
+    eq_p,
+    full_of,
+    ge,
+    ge_p,
+    gt,
+    gt_p,
+    le,
+    le_p,
+    lt,
+    lt_p,
+    ne,
+    ne_p,
+    select,
+    select_n,
+    select_n_p,
+)
 from jaxlite.lax.rules import (
     ANY,
     COMPLEX,
@@ -48,52 +70,6 @@ from jaxlite.lax.rules import (
     defbinary,
     defunary,
 )
-
-_PY_SCALARS = (int, float, complex, bool)
-# The dtype kinds a Python scalar may take from an array operand: an int fits any
-# number, a float only inexact dtypes, a complex only complex ones, a bool only bool.
-_FITS = {bool: "b", int: "biufc", float: "fc", complex: "c"}
-
-
-def lax_operands(*args):
-    """Python scalars among lax operands, as weakly typed arrays.
-
-    Alone they take their own default dtype (`lax.add(1.5, 2)` is float32 + int32, a
-    TypeError as in JAX); next to an array they take its dtype when their kind fits
-    it (`lax.mul(x, 2.0)` for float16 `x`), and otherwise keep their own, so that the
-    mismatch is reported rather than the value silently truncated."""
-    if not any(type(a) in _PY_SCALARS for a in args):
-        return args
-    ref = next((a for a in args if type(a) not in _PY_SCALARS), None)
-    ref_dtype = None if ref is None else dtypes.result_type(ref)
-    out = []
-    for a in args:
-        if type(a) not in _PY_SCALARS:
-            out.append(a)
-            continue
-        dtype, weak = dtypes.result_type(a, return_weak_type_flag=True)
-        if ref_dtype is not None and _kind(ref_dtype) in _FITS[type(a)]:
-            in_range = ref_dtype.kind not in "iu" or (
-                np.iinfo(ref_dtype).min <= a <= np.iinfo(ref_dtype).max
-            )
-            dtype = ref_dtype if in_range else dtype
-        out.append(Array(np.asarray(a, dtype)[()], weak))
-    return tuple(out)
-
-
-def _kind(dtype):
-    """NumPy's kind letter, with bfloat16 a float ("f", where NumPy says "V")."""
-    return "f" if dtypes.is_float(dtype) else dtype.kind
-
-
-def _nary(prim):
-    def fun(*args):
-        return prim.bind(*lax_operands(*args))
-
-    fun.__name__ = prim.name
-    fun.__doc__ = f"Elementwise `{prim.name}` (operands share one dtype)."
-    return fun
-
 
 # ----------------------------------------------------------------------------------------
 # Unary primitives: (name, NumPy function or expression, accepted dtypes)
@@ -746,12 +722,6 @@ def _balanced_eq(x, out, y):
     return div(x_eq, ties)
 
 
-def full_of(ref, value):
-    from jaxlite.lax.constructors import full_like
-
-    return full_like(ref, value)
-
-
 def _minmax_jvp(prim):
     def rule(primals, tangents):
         x, y = primals
@@ -901,173 +871,6 @@ for _prim in (
 
 
 # ----------------------------------------------------------------------------------------
-# Comparisons: bool outputs
-
-# eq and ne take any dtype; the orderings (lt, le, gt, ge) only real numbers (jnp
-# orders complex numbers lexicographically on top of them).
-_ORDERED = INT_OR_BOOL + FLOAT
-_COMPARE = [
-    ("eq", np.equal, "np.equal({}, {})", ANY),
-    ("ne", np.not_equal, "np.not_equal({}, {})", ANY),
-    ("lt", np.less, "np.less({}, {})", _ORDERED),
-    ("le", np.less_equal, "np.less_equal({}, {})", _ORDERED),
-    ("gt", np.greater, "np.greater({}, {})", _ORDERED),
-    ("ge", np.greater_equal, "np.greater_equal({}, {})", _ORDERED),
-]
-_compare_prims = {}
-for _name, _fn, _expr, _kinds in _COMPARE:
-    _compare_prims[_name] = Primitive(_name)
-    defbinary(
-        _compare_prims[_name], _fn, _kinds, out_dtype=np.dtype(np.bool_), expr=_expr
-    )
-    ad.defjvp(_compare_prims[_name], None, None)
-    batching.defbroadcasting(_compare_prims[_name])
-    native_rules[_compare_prims[_name]] = _name
-
-eq_p, ne_p, lt_p, le_p, gt_p, ge_p = (
-    _compare_prims[n] for n in ("eq", "ne", "lt", "le", "gt", "ge")
-)
-
-
-# eq and ne also compare keys (an extended dtype with data) of one dtype, as in JAX:
-# two keys are equal when all their words are.
-
-
-def _key_comparison(prim, reduce_name):
-    numeric_abstract = abstract_eval_rules[prim]
-
-    def abstract(*avals):
-        if not any(has_data(a.dtype) for a in avals):
-            return numeric_abstract(*avals)
-        shape = broadcast_shapes(prim.name, *(a.shape for a in avals))
-        check_same_dtypes(prim.name, avals)
-        return [ShapedArray(shape, np.dtype(np.bool_))], no_effects
-
-    def physical_rule(avals_in, avals_out, *words):
-        from jaxlite.lax import reductions  # (reductions builds on this module)
-        from jaxlite.lax.structural import broadcast_in_dim
-
-        (out,) = avals_out
-        shape = physical_aval(ShapedArray(out.shape, avals_in[0].dtype)).shape
-        words = [
-            broadcast_in_dim(w, shape, tuple(range(out.ndim, len(shape))))
-            if a.ndim < out.ndim
-            else w
-            for w, a in zip(words, avals_in)
-        ]
-        same = prim.bind(*words)
-        axes = tuple(range(out.ndim, len(shape)))
-        return [getattr(reductions, reduce_name)(same, axes)]
-
-    return abstract, physical_rule
-
-
-abstract_eval_rules[eq_p], physical_rules[eq_p] = _key_comparison(eq_p, "reduce_and")
-abstract_eval_rules[ne_p], physical_rules[ne_p] = _key_comparison(ne_p, "reduce_or")
-
-
-# ----------------------------------------------------------------------------------------
-# select_n(which, *cases): cases[which], elementwise
-
-
-def _select_n_impl(which, *cases):
-    which = np.asarray(which)
-    if len(cases) == 1:
-        return [cases[0]]
-    if which.dtype == np.bool_:
-        return [np.where(which, cases[1], cases[0])]
-    return [np.choose(which, cases, mode="clip")]
-
-
-def _select_n_abstract(which, *cases):
-    # Named `select` in messages, as JAX: shapes first, then dtypes.
-    if not cases:
-        raise TypeError("select must have at least one case")
-    first = cases[0]
-    if any(c.shape != first.shape for c in cases[1:]):
-        raise TypeError(
-            "select cases must have the same shapes, got ["
-            + ", ".join(str(c.shape) for c in cases)
-            + "]. (Broadcast them first, e.g. with jnp.where.)"
-        )
-    if which.shape and which.shape != first.shape:
-        raise TypeError(
-            "select `which` must be scalar or have the same shape as cases, got "
-            f"`which` shape {which.shape} but case shape {first.shape}."
-        )
-    check_same_dtypes("select", cases)
-    if which.dtype != np.bool_ and not np.issubdtype(which.dtype, np.integer):
-        raise TypeError(
-            f"select `which` must be boolean or integer type, got {which.dtype}."
-        )
-    if which.dtype == np.bool_ and len(cases) > 2:
-        raise TypeError("select with boolean `which` cannot have > 2 cases.")
-    weak = all(c.weak_type for c in cases)
-    return [ShapedArray(first.shape, first.dtype, weak)], no_effects
-
-
-def _select_n_lowering(ctx, which, *cases):
-    if len(cases) == 2:
-        return f"np.where({which}, {cases[1]}, {cases[0]})"
-    return f"np.choose({which}, [{', '.join(cases)}], mode='clip')"
-
-
-def _select_n_jvp(primals, tangents):
-    which, *cases = primals
-    case_tangents = tangents[1:]
-    out = select_n_p.bind(which, *cases)
-    if all(type(t) is ad.Zero for t in case_tangents):
-        return [out], [ad.Zero(ad.tangent_aval(out.aval))]
-    case_tangents = [ad.instantiate(t) for t in case_tangents]
-    return [out], [select_n_p.bind(which, *case_tangents)]
-
-
-def _select_n_transpose(ct, which, *cases):
-    if ad.is_undefined(which):
-        raise NotImplementedError("select_n is not linear in its predicate")
-    if type(ct) is ad.Zero:
-        return [None] * (1 + len(cases))
-    zeros = full_of(ct, 0)
-    cts = [None]
-    for i, case in enumerate(cases):
-        if not ad.is_undefined(case):
-            cts.append(None)
-            continue
-        branches = [zeros] * len(cases)
-        branches[i] = ct
-        cts.append(select_n_p.bind(which, *branches))
-    return cts
-
-
-def _select_n_batch(axis_size, vals, dims):
-    from jaxlite.lax.structural import broadcast_in_dim
-
-    if dims[0] is batching.not_mapped and np.ndim(vals[0]) == 0:
-        cases = [
-            batching.bdim_at_front(c, d, axis_size) for c, d in zip(vals[1:], dims[1:])
-        ]
-        return [select_n_p.bind(vals[0], *cases)], [0]
-    which, *cases = (
-        batching.bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims)
-    )
-    shape = np.shape(cases[0])
-    if np.shape(which) != shape:
-        which = broadcast_in_dim(which, shape, tuple(range(np.ndim(which))))
-    return [select_n_p.bind(which, *cases)], [0]
-
-
-select_n_p = Primitive("select_n")
-ad.jvp_rules[select_n_p] = _select_n_jvp
-ad.transpose_rules[select_n_p] = _select_n_transpose
-batching.batch_rules[select_n_p] = _select_n_batch
-physical_rules[select_n_p] = physical.by_elements(select_n_p)
-impl_rules[select_n_p] = _select_n_impl
-abstract_eval_rules[select_n_p] = _select_n_abstract
-lowering_rules[select_n_p] = _select_n_lowering
-native_rules[select_n_p] = "select_n"
-
-
-# ----------------------------------------------------------------------------------------
 # clamp(min, x, max)
 
 
@@ -1126,155 +929,6 @@ native_rules[clamp_p] = "clamp"
 
 
 # ----------------------------------------------------------------------------------------
-# convert_element_type: casts as XLA does on CPU (float -> int saturates, NaN -> 0)
-
-
-def convert_value(x, dtype):
-    """Cast a NumPy value to `dtype` with XLA's CPU semantics."""
-    x = np.asarray(x)
-    dtype = np.dtype(dtype)
-    if x.dtype == dtype:
-        return x[()] if x.ndim == 0 else x
-    if x.dtype == dtypes.float0:  # its one value is zero
-        x = np.zeros(x.shape, np.bool_)
-    if np.issubdtype(x.dtype, np.complexfloating) and not np.issubdtype(
-        dtype, np.complexfloating
-    ):
-        x = x.real  # XLA drops the imaginary part, also for bool (jnp's astype
-        # tests `x != 0` itself)
-    if dtype == np.bool_:
-        return (x != 0)[()]
-    if dtypes.issubdtype(dtype, np.integer) and dtypes.issubdtype(x.dtype, np.floating):
-        info = dtypes.iinfo(dtype)
-        wide = x.astype(np.float64)
-        wide = np.where(np.isnan(wide), 0, np.clip(wide, info.min, info.max))
-        out = np.where(wide >= 2.0**63, info.max, wide).astype(dtype)
-        return out[()] if out.ndim == 0 else out
-    with np.errstate(over="ignore"):  # out of range rounds to inf, silently as XLA
-        out = x.astype(dtype)
-    return out[()] if out.ndim == 0 else out
-
-
-def _convert_element_type_impl(x, *, new_dtype, weak_type):
-    return [convert_value(x, new_dtype)]
-
-
-def _convert_element_type_abstract(x, *, new_dtype, weak_type):
-    if (has_data(x.dtype) or has_data(new_dtype)) and x.dtype != new_dtype:
-        raise _cannot_convert(x.dtype, new_dtype)
-    return [ShapedArray(x.shape, new_dtype, weak_type)], no_effects
-
-
-def _cannot_convert(old, new):
-    """JAX's error for a conversion to or from keys (an extended dtype)."""
-    return ValueError(
-        f"Cannot convert_element_type from {old} to {getattr(new, 'name', new)}. Key "
-        "arrays convert to nothing: use jax.random.key_data(keys) for their uint32 "
-        "data, or jax.random.wrap_key_data(data) for keys over uint32 data."
-    )
-
-
-def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type):
-    (x,), (t,) = primals, tangents
-    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-    # Only inexact -> inexact conversions carry a tangent (an integer input's tangent
-    # is a float0 zero).
-    differentiable = dtypes.issubdtype(new_dtype, np.inexact) and dtypes.issubdtype(
-        get_aval(x).dtype, np.inexact
-    )
-    if type(t) is ad.Zero or not differentiable:
-        return [out], [ad.Zero(ad.tangent_aval(out.aval))]
-    return [out], [
-        convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
-    ]
-
-
-def _convert_element_type_transpose(ct, x, *, new_dtype, weak_type):
-    if type(ct) is ad.Zero:
-        return [None]
-    aval = x.aval
-    return [
-        convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type)
-    ]
-
-
-convert_element_type_p = Primitive("convert_element_type")
-ad.jvp_rules[convert_element_type_p] = _convert_element_type_jvp
-ad.transpose_rules[convert_element_type_p] = _convert_element_type_transpose
-batching.defvectorized(convert_element_type_p)
-impl_rules[convert_element_type_p] = _convert_element_type_impl
-abstract_eval_rules[convert_element_type_p] = _convert_element_type_abstract
-native_rules[convert_element_type_p] = "convert_element_type"
-
-
-_PYTHON_SCALARS = frozenset({bool, int, float, complex})
-_INT64_RANGE = range(-(2**63), 2**63)
-_UINT64_RANGE = range(2**64)
-
-
-def _python_scalar_value(x, dtype):
-    """The Python scalar `x` converted straight to `dtype`, as JAX does (never through
-    the default integer or float type, which may not hold it): an int wraps around
-    modulo 2**bits for integer types if it fits 64 bits (OverflowError otherwise) and
-    rounds to the nearest float (inf beyond the type's range) for floating ones; a
-    float saturates for integer types (NaN gives 0), as XLA's conversion."""
-    if type(x) is int:
-        if dtype == np.bool_:
-            return np.bool_(x != 0)
-        if x in _INT64_RANGE:
-            x = np.int64(x)
-        elif x in _UINT64_RANGE:
-            x = np.uint64(x)
-        elif dtypes.issubdtype(dtype, np.integer):
-            raise OverflowError(f"Python int {x} too large to convert to {dtype}")
-        else:
-            x = np.float64(x)  # OverflowError beyond float64's range, as JAX
-    return convert_value(np.asarray(x), dtype)
-
-
-def convert_element_type(operand, new_dtype, weak_type=False):
-    """Cast `operand` to `new_dtype`. Constants are converted right away (they appear in
-    jaxprs as literals or constants, as in JAX); tracers get a `convert_element_type`."""
-    if (
-        type(operand) is Array
-        and operand.weak_type == weak_type
-        and operand._value.dtype == new_dtype
-    ):
-        return operand  # already of a canonical dtype: nothing to do (the common case)
-    new_dtype = dtypes.canonicalize_dtype(new_dtype)
-    old_dtype = getattr(operand, "dtype", None)
-    if has_data(old_dtype) or has_data(new_dtype):  # keys convert to nothing else
-        if old_dtype == new_dtype:
-            return operand
-        raise _cannot_convert(dtypes.dtype(operand), new_dtype)
-    if dtypes.issubdtype(
-        dtypes.result_type(operand), np.complexfloating
-    ) and not dtypes.issubdtype(new_dtype, np.complexfloating):
-        warnings.warn(
-            "Casting complex values to real discards the imaginary part",
-            np.exceptions.ComplexWarning,
-            stacklevel=2,
-        )
-    if isinstance(operand, Tracer):
-        aval = operand.aval
-        if aval.dtype == new_dtype and aval.weak_type == weak_type:
-            return operand
-        return convert_element_type_p.bind(
-            operand, new_dtype=new_dtype, weak_type=bool(weak_type)
-        )
-    if type(operand) is Array:
-        if operand.dtype == new_dtype and operand.weak_type == weak_type:
-            return operand
-        return Array(convert_value(operand._value, new_dtype), bool(weak_type))
-    if type(operand) in _PYTHON_SCALARS:
-        return Array(_python_scalar_value(operand, new_dtype), bool(weak_type))
-    value = convert_value(dtypes.coerce_to_array(operand), new_dtype)
-    if isinstance(operand, np.ndarray) and np.shares_memory(value, operand):
-        value = value.copy()  # Arrays are immutable: never alias a user's buffer
-    return Array(value, bool(weak_type))
-
-
-# ----------------------------------------------------------------------------------------
 # Public lax functions
 
 add, sub, mul, div, rem, pow = (
@@ -1286,7 +940,6 @@ bitwise_and, bitwise_or, bitwise_xor = _nary(and_p), _nary(or_p), _nary(xor_p)
 shift_left = _nary(shift_left_p)
 shift_right_arithmetic = _nary(shift_right_arithmetic_p)
 shift_right_logical = _nary(shift_right_logical_p)
-eq, ne, lt, le, gt, ge = (_nary(p) for p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
 neg, sign, floor, ceil, is_finite = (
     _nary(p) for p in (neg_p, sign_p, floor_p, ceil_p, is_finite_p)
 )
@@ -1327,19 +980,6 @@ def square(x):
 
 def reciprocal(x):
     return integer_pow(x, -1)
-
-
-def select_n(which, *cases):
-    if not cases:
-        raise ValueError(
-            "select_n() must have at least one case: pass the arrays to choose from "
-            "after `which`."
-        )
-    return select_n_p.bind(which, *cases)
-
-
-def select(pred, on_true, on_false):
-    return select_n_p.bind(pred, on_false, on_true)
 
 
 def clamp(min, x, max):  # noqa: A002

@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from jaxlite import dtypes, tree_util
+from jaxlite.backend.native import native_rules
 from jaxlite.core import (
     Primitive,
     ShapedArray,
@@ -257,6 +258,7 @@ batching.batch_rules[psum_p] = _allreduce_batch(
     psum_p, "sum", lambda v, n: ew.mul(_const_of(v, n), v)
 )
 batching.collective_axis_names[psum_p] = _allreduce_names
+native_rules[psum_p] = "reduce_sum"  # compiled: positional axes only
 
 pmax_p = Primitive("pmax")
 impl_rules[pmax_p] = _allreduce_impl("pmax", lambda x, axes: np.max(x, axis=axes))
@@ -264,6 +266,7 @@ abstract_eval_rules[pmax_p] = lambda x, **p: _allreduce_abstract("pmax", x, **p)
 ad.jvp_rules[pmax_p] = _no_derivative("pmax")
 batching.batch_rules[pmax_p] = _allreduce_batch(pmax_p, "max", lambda v, n: v)
 batching.collective_axis_names[pmax_p] = _allreduce_names
+native_rules[pmax_p] = "reduce_max"  # compiled: positional axes only
 
 pmin_p = Primitive("pmin")
 impl_rules[pmin_p] = _allreduce_impl("pmin", lambda x, axes: np.min(x, axis=axes))
@@ -271,6 +274,7 @@ abstract_eval_rules[pmin_p] = lambda x, **p: _allreduce_abstract("pmin", x, **p)
 ad.jvp_rules[pmin_p] = _no_derivative("pmin")
 batching.batch_rules[pmin_p] = _allreduce_batch(pmin_p, "min", lambda v, n: v)
 batching.collective_axis_names[pmin_p] = _allreduce_names
+native_rules[pmin_p] = "reduce_min"  # compiled: positional axes only
 
 
 def _as_reducible(leaf):
@@ -877,3 +881,101 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
     """Swap the named axis with positional axis `axis` (all_to_all(x, n, axis, axis))."""
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+# --------------------------------------------------------------------------------------
+# vma_boundary: reverse mode inside a shard_map with check_vma=True
+#
+# With check_vma (JAX's "varying manual axes" types), a value unbatched over a manual
+# axis is invariant: one value, the same on every device of the axis, whose cotangent
+# is one value too (summed over the devices). jaxlite keeps the collectives' rules of
+# check_vma=False (each device's own view, where psum transposes to psum) and converts
+# at the boundary of each `vjp` (`ad.vjp_flat`), as shard_map's boundary does across
+# processes (`lax/cross_process.py`): inside, the cotangent of an invariant value is
+# held as partial sums, one per device, whose sum is the cotangent. So a `vjp` inside
+# the body marks each input and output tangent of its linear map with
+# `vma_boundary_p(t, p, kind, axes)`, `p` the primal (only its batching matters),
+# identities forward:
+# - kind "in" (an input's tangent) transposes to "sum": over each axis of `axes` that
+#   `p` is invariant over, the sum of the partial cotangents (psum);
+# - kind "out" (an output's tangent) transposes to "seed": over each axis that `p` is
+#   invariant over, the cotangent goes to the first device only, zeros elsewhere
+#   (partial sums that add up to it once).
+# "sum" and "seed" are linear in `t` and symmetric (their own transposes), so a
+# derivative of the backward pass (grad of grad) differentiates them as such. Under
+# jit in the body the marks are staged with the rest and take effect when the jaxpr
+# is batched, where `p`'s batching is known.
+
+
+def _vma_boundary_abstract(x, p, *, kind, axes):
+    return [ShapedArray(x.shape, x.dtype, x.weak_type)], no_effects
+
+
+def _vma_boundary_jvp(primals, tangents, *, kind, axes):
+    (x, p), (t, _) = primals, tangents
+    out = vma_boundary_p.bind(x, p, kind=kind, axes=axes)
+    if type(t) is ad.Zero:
+        return [out], [t]
+    return [out], [vma_boundary_p.bind(t, p, kind=kind, axes=axes)]
+
+
+_VMA_TRANSPOSE = {"in": "sum", "out": "seed", "sum": "sum", "seed": "seed"}
+
+
+def _vma_boundary_transpose(ct, x, p, *, kind, axes):
+    if type(ct) is ad.Zero:
+        return [None, None]
+    return [vma_boundary_p.bind(ct, p, kind=_VMA_TRANSPOSE[kind], axes=axes), None]
+
+
+def _first_member_only(size, x, d, name):
+    """`x` (the same on every member of axis `name`) on its first member, zeros on
+    the others (across the processes the axis spans too)."""
+    x = bdim_at_front(x, d, size)
+    index = st.iota(np.int32, size)
+    across = process_axis(name)
+    if across is not None:
+        index = ew.add(index, np.int32(across.coord * size))
+    first = st.broadcast_in_dim(ew.eq(index, np.int32(0)), np.shape(x), (0,))
+    zeros = full(np.shape(x), 0, dtypes.dtype_and_weak(x)[0])
+    return ew.select(first, x, zeros)
+
+
+def _vma_boundary_batch(size, vals, dims, *, kind, axes):
+    (x, p), (dx, dp) = vals, dims
+    name = rule_axis_name()
+    if name not in axes:
+        return [vma_boundary_p.bind(x, p, kind=kind, axes=axes)], [dx]
+    if dp is not_mapped and kind == "sum":
+        psum_rule = batching.batch_rules[psum_p]
+        (x,), (dx,) = psum_rule(size, [x], [dx], axes=(name,), axis_index_groups=None)
+    elif dp is not_mapped and kind == "seed":
+        x, dx = _first_member_only(size, x, dx, name), 0
+    rest = tuple(a for a in axes if a != name)
+    if rest:  # the enclosing manual axes' part
+        x = vma_boundary_p.bind(x, p, kind=kind, axes=rest)
+    return [x], [dx]
+
+
+vma_boundary_p = Primitive("vma_boundary")
+impl_rules[vma_boundary_p] = lambda x, p, *, kind, axes: [x]
+abstract_eval_rules[vma_boundary_p] = _vma_boundary_abstract
+ad.jvp_rules[vma_boundary_p] = _vma_boundary_jvp
+ad.transpose_rules[vma_boundary_p] = _vma_boundary_transpose
+batching.batch_rules[vma_boundary_p] = _vma_boundary_batch
+batching.collective_axis_names[vma_boundary_p] = lambda p: p["axes"]
+native_rules[vma_boundary_p] = "identity"
+
+
+def vma_boundary(xs, primals, kind, axes):
+    """Tangents `xs` of `primals` marked as entering ("in") or leaving ("out") a
+    `vjp`'s linear map, over the check_vma manual axes `axes` (see above)."""
+    return [
+        vma_boundary_p.bind(x, p, kind=kind, axes=axes)
+        if dtypes.issubdtype(dtypes.dtype_and_weak(x)[0], np.inexact)
+        else x
+        for x, p in zip(xs, primals)
+    ]
+
+
+ad.vjp_boundary_rules["vma"] = vma_boundary

@@ -30,6 +30,7 @@ from jaxlite.core import (
     impl_rules,
     no_effects,
 )
+from jaxlite.distributed.global_array import GlobalArray
 from jaxlite.interpreters import ad, batching
 from jaxlite.lax import elementwise as ew
 from jaxlite.lax.constructors import full
@@ -308,9 +309,10 @@ _PY_SCALARS = (bool, int, float, complex)
 
 
 def _operand(name, x):
-    """`x` as an operand: Arrays and tracers as they are, Python scalars as weak Arrays
-    and NumPy values as Arrays of their canonical dtype; anything else is an error."""
-    if type(x) is Array or isinstance(x, Tracer):
+    """`x` as an operand: Arrays, tracers and GlobalArrays as they are, Python
+    scalars as weak Arrays and NumPy values as Arrays of their canonical dtype;
+    anything else is an error."""
+    if type(x) is Array or isinstance(x, (Tracer, GlobalArray)):
         return x
     if type(x) in _PY_SCALARS:
         return Array(dtypes.coerce_to_array(x), type(x) is not bool)

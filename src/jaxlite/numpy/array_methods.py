@@ -1,6 +1,7 @@
-"""Operators, methods and properties shared by `Array` and every `Tracer`.
+"""Operators, methods and properties shared by `Array`, every `Tracer` and
+`GlobalArray` (an array split across processes, on which they run as `jit` does).
 
-Both classes get the same set, each entry forwarding to the jax.numpy function of the same
+They all get the same set, each entry forwarding to the jax.numpy function of the same
 meaning, so code behaves identically eagerly and under any transformation.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite.core import Array, Tracer
+from jaxlite.distributed.global_array import GlobalArray
 
 _ARRAYLIKE_SCALARS = (int, float, complex, bool)
 
@@ -128,7 +130,8 @@ def _contains(self, value):
 
 
 def attach_methods(jnp):
-    """Give Array and Tracer their operators and methods (called once by jaxlite.numpy)."""
+    """Give Array, Tracer and GlobalArray their operators and methods (called once
+    by jaxlite.numpy)."""
     binops = {
         "add": jnp.add,
         "sub": jnp.subtract,
@@ -192,7 +195,7 @@ def attach_methods(jnp):
         fun = getattr(jnp, "ravel" if name == "flatten" else name, None)
         if fun is not None:
             methods[name] = _forward(fun)
-    for cls in (Array, Tracer):
+    for cls in (Array, Tracer, GlobalArray):
         for name, value in methods.items():
             setattr(cls, name, value)
     if "__getitem__" in methods:

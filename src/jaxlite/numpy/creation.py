@@ -20,6 +20,7 @@ import numpy as np
 from jaxlite import dtypes, lax
 from jaxlite.array import owned_buffer
 from jaxlite.core import Array, Tracer, concrete_or_error, float0_value
+from jaxlite.distributed.global_array import GlobalArray
 from jaxlite.eager_jit import eager_jit
 from jaxlite.lax.structural import canonicalize_shape, copy_p, operand
 from jaxlite.numpy.ufuncs import check_arraylike, ensure_arraylike, jax_array_value
@@ -102,7 +103,7 @@ def _array(object, dtype, copy, order, ndmin, fun_name):  # noqa: A002
         object = lax.real(object)  # noqa: A001  (XLA's complex -> bool: real part)
     if object is None:
         raise ValueError("None is not a valid value for jnp.array")
-    if isinstance(object, Tracer) or _is_keys(object):
+    if isinstance(object, Tracer) or _built_with_lax(object):
         out = object if dtype is None else lax.convert_element_type(object, dtype)
         if copy and out is object:
             out = copy_p.bind(object)
@@ -115,7 +116,7 @@ def _array(object, dtype, copy, order, ndmin, fun_name):  # noqa: A002
             out = lax.convert_element_type(object, dtype)
     elif isinstance(object, (list, tuple)):
         leaves = list(_leaves(object))
-        if any(isinstance(x, Tracer) or _is_keys(x) for x in leaves):
+        if any(isinstance(x, Tracer) or _built_with_lax(x) for x in leaves):
             out = _array_from_sequence(object, leaves, dtype)
         else:
             out = Array(_numpy_from_sequence(object, leaves, dtype))
@@ -129,10 +130,11 @@ def _array(object, dtype, copy, order, ndmin, fun_name):  # noqa: A002
     return out
 
 
-def _is_keys(x):
-    """Whether `x` is an array of an extended dtype (keys): such arrays are built
-    with lax operations, as tracers are."""
-    return dtypes.is_extended(getattr(x, "dtype", None))
+def _built_with_lax(x):
+    """Whether `x` is an array of an extended dtype (keys) or one split across
+    processes (a GlobalArray): such arrays are built with lax operations, as tracers
+    are."""
+    return type(x) is GlobalArray or dtypes.is_extended(getattr(x, "dtype", None))
 
 
 def _coerce(value, dtype):

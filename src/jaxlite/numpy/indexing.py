@@ -31,6 +31,7 @@ from jaxlite.core import (
     concrete_or_error,
     find_cur_trace_is_eval,
     from_physical,
+    has_data,
     physical_value,
 )
 from jaxlite.eager_jit import eager_jit
@@ -255,7 +256,11 @@ def _basic_fast_path(x, idx):
     NumPy's own view indexing: same values as `slice`/`squeeze`, one step. Keys are
     indexed so through their data, whose trailing element axes stay whole."""
     if type(x) is not Array:
-        if type(x) in _extended_value_types and find_cur_trace_is_eval():
+        if (
+            type(x) in _extended_value_types
+            and has_data(x.dtype)  # keys (not a GlobalArray: its jit indexes it)
+            and find_cur_trace_is_eval()
+        ):
             return _key_fast_path(x, idx)
         return None
     if not find_cur_trace_is_eval():

@@ -57,6 +57,25 @@ def _zeros(shape):
     return lax.full(shape, 0, _U32)
 
 
+def _counter_based_impl(*, key_shape, seed, split, bits, fold_in, name, tag):
+    """The `PRNGImpl` of a counter-based cipher from its jitted functions, whose
+    shapes are static: `split(key, shape)` and `bits(key, bit_width, shape)`."""
+
+    def random_bits(key, bit_width, shape):
+        check_bit_width(bit_width)
+        return bits(key, bit_width, tuple(shape))
+
+    return PRNGImpl(
+        key_shape=key_shape,
+        seed=seed,
+        split=lambda key, shape: split(key, tuple(shape)),
+        random_bits=random_bits,
+        fold_in=fold_in,
+        name=name,
+        tag=tag,
+    )
+
+
 # --------------------------------------------------------------------------------------
 # RngBitGenerator: rbg and unsafe_rbg
 
@@ -194,11 +213,6 @@ def _threefry4x32_fold_in(key, data):
     return lax.stack(list(out))
 
 
-def _threefry4x32_random_bits(key, bit_width, shape):
-    check_bit_width(bit_width)
-    return _threefry4x32_bits(key, bit_width, tuple(shape))
-
-
 @jit(static_argnums=(1, 2))
 def _threefry4x32_bits(key, bit_width, shape):
     counts_hi, counts_lo = iota_2x32_shape(shape)
@@ -209,11 +223,11 @@ def _threefry4x32_bits(key, bit_width, shape):
     return bits_of_words(list(out), bit_width, hi, lo)
 
 
-threefry4x32_prng_impl = PRNGImpl(
+threefry4x32_prng_impl = _counter_based_impl(
     key_shape=(4,),
     seed=_threefry4x32_seed,
-    split=lambda key, shape: _threefry4x32_split(key, tuple(shape)),
-    random_bits=_threefry4x32_random_bits,
+    split=_threefry4x32_split,
+    bits=_threefry4x32_bits,
     fold_in=_threefry4x32_fold_in,
     name="threefry4x32",
     tag="fry4",
@@ -280,11 +294,6 @@ def _philox2x32_fold_in(key, data):
     return lax.reshape(out0, (1,))
 
 
-def _philox2x32_random_bits(key, bit_width, shape):
-    check_bit_width(bit_width)
-    return _philox2x32_bits(key, bit_width, tuple(shape))
-
-
 @jit(static_argnums=(1, 2))
 def _philox2x32_bits(key, bit_width, shape):
     counts_hi, counts_lo = iota_2x32_shape(shape)
@@ -293,11 +302,11 @@ def _philox2x32_bits(key, bit_width, shape):
     return bits_of_words([out0, out1], bit_width, out0, out1)
 
 
-philox2x32_prng_impl = PRNGImpl(
+philox2x32_prng_impl = _counter_based_impl(
     key_shape=(1,),
     seed=_philox2x32_seed,
-    split=lambda key, shape: _philox2x32_split(key, tuple(shape)),
-    random_bits=_philox2x32_random_bits,
+    split=_philox2x32_split,
+    bits=_philox2x32_bits,
     fold_in=_philox2x32_fold_in,
     name="philox2x32",
     tag="phx2",
@@ -327,11 +336,6 @@ def _philox4x32_fold_in(key, data):
     return lax.stack([out[0], out[1]])
 
 
-def _philox4x32_random_bits(key, bit_width, shape):
-    check_bit_width(bit_width)
-    return _philox4x32_bits(key, bit_width, tuple(shape))
-
-
 @jit(static_argnums=(1, 2))
 def _philox4x32_bits(key, bit_width, shape):
     counts_hi, counts_lo = iota_2x32_shape(shape)
@@ -340,11 +344,11 @@ def _philox4x32_bits(key, bit_width, shape):
     return bits_of_words(list(out), bit_width, out[0], out[1])
 
 
-philox4x32_prng_impl = PRNGImpl(
+philox4x32_prng_impl = _counter_based_impl(
     key_shape=(2,),
     seed=_philox4x32_seed,
-    split=lambda key, shape: _philox4x32_split(key, tuple(shape)),
-    random_bits=_philox4x32_random_bits,
+    split=_philox4x32_split,
+    bits=_philox4x32_bits,
     fold_in=_philox4x32_fold_in,
     name="philox4x32",
     tag="phx4",

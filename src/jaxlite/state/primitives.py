@@ -315,6 +315,21 @@ def _batched_indexer(indexer, ref_dim, idx, idx_dims, axis_size):
     return new, operands, axes[first]
 
 
+def _batched_write(what, axis_size, vals, dims, indexer):
+    """The operands of a write (`swap`, `addupdate`) into a batched reference:
+    `(ref, val, operands, indexer, out_dim)`, `val` moved to the batch axis the
+    index gives (`out_dim`). An unbatched reference cannot take a batched write."""
+    ref, val, *idx = vals
+    ref_dim, val_dim, idx_dims = dims[0], dims[1], dims[2:]
+    if ref_dim is not_mapped:
+        raise _unbatched_error(what, get_aval(ref))
+    new, operands, out_dim = _batched_indexer(
+        indexer, ref_dim, idx, idx_dims, axis_size
+    )
+    val = batching.move_to(val, val_dim, out_dim, axis_size)
+    return ref, val, operands, new, out_dim
+
+
 def _pp_ref_eqn(what):
     """The printing rule of get, swap or addupdate, in JAX's form."""
 
@@ -452,14 +467,9 @@ def _swap_jvp(primals, tangents, *, indexer):
 
 
 def _swap_batch(axis_size, vals, dims, *, indexer):
-    ref, val, *idx = vals
-    ref_dim, val_dim, idx_dims = dims[0], dims[1], dims[2:]
-    if ref_dim is not_mapped:
-        raise _unbatched_error("a set/swap", get_aval(ref))
-    new, operands, out_dim = _batched_indexer(
-        indexer, ref_dim, idx, idx_dims, axis_size
+    ref, val, operands, new, out_dim = _batched_write(
+        "a set/swap", axis_size, vals, dims, indexer
     )
-    val = batching.move_to(val, val_dim, out_dim, axis_size)
     return [swap_p.bind(ref, val, *operands, indexer=new)], [out_dim]
 
 
@@ -512,14 +522,9 @@ def _addupdate_jvp(primals, tangents, *, indexer):
 
 
 def _addupdate_batch(axis_size, vals, dims, *, indexer):
-    ref, val, *idx = vals
-    ref_dim, val_dim, idx_dims = dims[0], dims[1], dims[2:]
-    if ref_dim is not_mapped:
-        raise _unbatched_error("an addupdate", get_aval(ref))
-    new, operands, out_dim = _batched_indexer(
-        indexer, ref_dim, idx, idx_dims, axis_size
+    ref, val, operands, new, _ = _batched_write(
+        "an addupdate", axis_size, vals, dims, indexer
     )
-    val = batching.move_to(val, val_dim, out_dim, axis_size)
     addupdate_p.bind(ref, val, *operands, indexer=new)
     return [], []
 

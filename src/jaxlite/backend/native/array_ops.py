@@ -306,6 +306,8 @@ def _reducer(name):
     op, init = _REDUCERS[name]
 
     def rule(c, eqn, x, *, axes, **params):
+        if not all(isinstance(a, int) for a in axes):  # psum over a named axis
+            raise Unsupported(f"{eqn.primitive.name} over named axes {axes}")
         axes = tuple(sorted(axes))
         kept = [d for d in range(len(x.shape)) if d not in axes]
         red_shape = tuple(x.shape[d] for d in axes)

@@ -223,11 +223,13 @@ def _identity_op(c, eqn, *args, **params):
 
 def _host_call(c, eqn, *args, **params):
     """A call into Python through the call site's trampoline (see `host.py`): 0-d
-    operands by value, arrays and results by address; a nonzero status is returned
-    at once."""
-    fn = host.host_functions[eqn.primitive](params)
+    operands by value, arrays and results by address (given to a `buffer_functions`
+    function as views of the buffers); a nonzero status is returned at once."""
+    in_place = eqn.primitive in host.buffer_functions
+    functions = host.buffer_functions if in_place else host.host_functions
+    fn = functions[eqn.primitive](params)
     out_avals = [v.aval for v in eqn.outvars]
-    site = host.site(fn, [v.aval for v in eqn.invars], out_avals)
+    site = host.site(fn, [v.aval for v in eqn.invars], out_avals, in_place)
     i8p = I8.as_pointer()
     values, types = [], []
     for a in args:

@@ -13,6 +13,12 @@ the function, as on the NumPy backend). Native code finds the trampoline's addre
 a one-element constant array, so the code itself holds no process-specific address
 (the on-disk cache stays valid).
 
+A primitive that moves data itself (the MPI collectives of `lax/cross_process.py`)
+registers in `buffer_functions` instead: its function gets every array operand and
+every result as a NumPy view of the native buffer (no copy; valid during the call
+only) and writes its results into the result views, so MPI reads and writes the
+native code's memory directly.
+
 The call is synchronous on the calling thread, so program order is kept (ordered
 effects, prints in a loop). An exception is stored for the calling thread and the
 trampoline returns `FAILED`: the native code returns at once with that status, and the
@@ -31,6 +37,10 @@ import numpy as np
 # host_functions[prim](params) -> the Python function of NumPy arrays that runs the
 # equation, as the NumPy backend calls it (registered by lax/ beside native_rules).
 host_functions: dict = {}
+
+# buffer_functions[prim](params) -> fn(*operands, *results), writing the results into
+# `results` (views of native memory): host calls that move bytes themselves (MPI).
+buffer_functions: dict = {}
 
 FAILED = 2  # the status native code returns when a host call raised
 
@@ -63,7 +73,7 @@ class Site:
     `i32 (operand..., result address...)`, a 0-d operand by value, an array by
     address."""
 
-    def __init__(self, fn, in_avals, out_avals):
+    def __init__(self, fn, in_avals, out_avals, in_place=False):
         ins = [(tuple(a.shape), np.dtype(a.dtype)) for a in in_avals]
         outs = [(tuple(a.shape), np.dtype(a.dtype)) for a in out_avals]
         self.by_value = [not shape for shape, _ in ins]
@@ -74,6 +84,7 @@ class Site:
             "_frombuffer": np.frombuffer,
             "_memmove": ctypes.memmove,
             "_asarray": np.asarray,
+            "_view": _view,
             "_FAILED": FAILED,
         }
         params, args, argtypes = [], [], []
@@ -81,12 +92,18 @@ class Site:
             params.append(f"a{k}")
             namespace[f"_D{k}"] = dtype
             namespace[f"_T{k}"] = dtype.type
-            if shape:
+            if shape and in_place:
+                args.append(f"_view(a{k}, _D{k}, {shape!r})")
+                argtypes.append(ctypes.c_void_p)
+            elif shape:
                 nbytes = math.prod(shape) * dtype.itemsize
                 args.append(f"_frombuffer(_string_at(a{k}, {nbytes}), _D{k})")
                 if len(shape) != 1:
                     args[-1] += f".reshape({shape!r})"
                 argtypes.append(ctypes.c_void_p)
+            elif in_place:
+                args.append(f"_asarray(a{k}, _D{k})")
+                argtypes.append(_ctype(dtype))
             else:
                 args.append(f"_T{k}(a{k})")
                 argtypes.append(_ctype(dtype))
@@ -95,9 +112,13 @@ class Site:
             params.append(f"o{k}")
             namespace[f"_R{k}"] = dtype
             nbytes = math.prod(shape) * dtype.itemsize
-            lines.append(
-                f"        _memmove(o{k}, _asarray(r[{k}], _R{k}).tobytes(), {nbytes})"
-            )
+            if in_place:
+                args.append(f"_view(o{k}, _R{k}, {shape!r})")
+            else:
+                lines.append(
+                    f"        _memmove(o{k}, _asarray(r[{k}], _R{k}).tobytes(), "
+                    f"{nbytes})"
+                )
             argtypes.append(ctypes.c_void_p)
         source = "\n".join(
             [
@@ -118,9 +139,20 @@ class Site:
         self.source = source
 
 
-def site(fn, in_avals, out_avals):
-    """A new call site of `fn` (kept alive for the life of the process)."""
-    s = Site(fn, in_avals, out_avals)
+def _view(address, dtype, shape):
+    """The native buffer at `address` as an array of `shape` (no copy)."""
+    nbytes = math.prod(shape) * dtype.itemsize
+    if not nbytes:
+        return np.empty(shape, dtype)
+    return np.frombuffer((ctypes.c_char * nbytes).from_address(address), dtype).reshape(
+        shape
+    )
+
+
+def site(fn, in_avals, out_avals, in_place=False):
+    """A new call site of `fn` (kept alive for the life of the process);
+    `in_place`: `fn` is a `buffer_functions` one."""
+    s = Site(fn, in_avals, out_avals, in_place)
     with _lock:
         _sites.append(s)
     return s

@@ -46,14 +46,7 @@ class JAXSparse(abc.ABC):
         return len(self.shape)
 
     def __repr__(self):
-        name = type(self).__name__
-        try:
-            text = f"{name}({self.dtype}{list(self.shape)}, nse={self.nse})"
-        except Exception:
-            text = f"{name}(<invalid>)"
-        if isinstance(self.data, Tracer):
-            text = f"{type(self.data).__name__}[{text}]"
-        return text
+        return sparse_repr(self)
 
     @abc.abstractmethod
     def tree_flatten(self): ...
@@ -114,3 +107,22 @@ class JAXSparse(abc.ABC):
 
     def __getitem__(self, item):
         raise NotImplementedError(f"{type(self).__name__}.__getitem__")
+
+
+def sparse_repr(arr, batched=False):
+    """`Name(dtype[shape], nse=...)`, and with `batched` also its batch and dense
+    dimension counts when nonzero (BCOO's and BCSR's); `Name(<invalid>)` when its
+    buffers cannot say; prefixed by the tracer's type under a transformation."""
+    name = type(arr).__name__
+    try:
+        extra = f", nse={arr.nse}"
+        if batched and arr.n_batch:
+            extra += f", n_batch={arr.n_batch}"
+        if batched and arr.n_dense:
+            extra += f", n_dense={arr.n_dense}"
+        text = f"{name}({arr.dtype}{list(arr.shape)}{extra})"
+    except Exception:
+        text = f"{name}(<invalid>)"
+    if isinstance(arr.data, Tracer):
+        text = f"{type(arr.data).__name__}[{text}]"
+    return text

@@ -37,9 +37,9 @@ import numpy as np
 import jaxlite.numpy as jnp
 from jaxlite import dtypes, lax, tree_util
 from jaxlite.api_vmap import register_vmappable
-from jaxlite.core import Tracer, concrete_or_error
+from jaxlite.core import concrete_or_error
 from jaxlite.errors import ConcretizationTypeError
-from jaxlite.experimental.sparse._base import JAXSparse
+from jaxlite.experimental.sparse._base import JAXSparse, sparse_repr
 from jaxlite.experimental.sparse.util import (
     SparseEfficiencyError,
     SparseEfficiencyWarning,
@@ -664,19 +664,7 @@ class BCOO(JAXSparse):
         return self.data.ndim - 1 - self.n_batch
 
     def __repr__(self):
-        name = type(self).__name__
-        try:
-            extra = f", nse={self.nse}"
-            if self.n_batch:
-                extra += f", n_batch={self.n_batch}"
-            if self.n_dense:
-                extra += f", n_dense={self.n_dense}"
-            text = f"{name}({self.dtype}{list(self.shape)}{extra})"
-        except Exception:
-            text = f"{name}(<invalid>)"
-        if isinstance(self.data, Tracer):
-            text = f"{type(self.data).__name__}[{text}]"
-        return text
+        return sparse_repr(self, batched=True)
 
     @classmethod
     def fromdense(cls, mat, *, nse=None, index_dtype=np.int32, n_dense=0, n_batch=0):

@@ -15,9 +15,8 @@ import numpy as np
 import jaxlite.numpy as jnp
 from jaxlite import dtypes, tree_util
 from jaxlite.api_vmap import register_vmappable
-from jaxlite.core import Tracer
 from jaxlite.experimental.sparse import bcoo
-from jaxlite.experimental.sparse._base import JAXSparse
+from jaxlite.experimental.sparse._base import JAXSparse, sparse_repr
 from jaxlite.experimental.sparse.bcoo import sparse_from_elt, sparse_to_elt
 from jaxlite.experimental.sparse.bcoo_ops import (
     bcoo_broadcast_in_dim,
@@ -245,19 +244,7 @@ class BCSR(JAXSparse):
         return tuple(self.shape[self.n_batch : self.n_batch + 2])
 
     def __repr__(self):
-        name = type(self).__name__
-        try:
-            extra = f", nse={self.nse}"
-            if self.n_batch:
-                extra += f", n_batch={self.n_batch}"
-            if self.n_dense:
-                extra += f", n_dense={self.n_dense}"
-            text = f"{name}({self.dtype}{list(self.shape)}{extra})"
-        except Exception:
-            text = f"{name}(<invalid>)"
-        if isinstance(self.data, Tracer):
-            text = f"{type(self.data).__name__}[{text}]"
-        return text
+        return sparse_repr(self, batched=True)
 
     def transpose(self, *args, **kwargs):
         raise NotImplementedError("Transpose is not implemented.")

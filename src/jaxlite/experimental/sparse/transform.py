@@ -135,29 +135,24 @@ class SparsifyEnv:
         self._buffers.append(arr)
         return len(self._buffers) - 1
 
+    def _buffer(self, ref, name):
+        if ref is None:
+            raise RuntimeError(
+                f"Internal: requested {name} from spvalue with {name}_ref=None"
+            )
+        return self._buffers[ref]
+
     def data(self, spvalue):
         """The data buffer of a value."""
-        if spvalue.data_ref is None:
-            raise RuntimeError(
-                "Internal: requested data from spvalue with data_ref=None"
-            )
-        return self._buffers[spvalue.data_ref]
+        return self._buffer(spvalue.data_ref, "data")
 
     def indices(self, spvalue):
         """The indices buffer of a sparse value."""
-        if spvalue.indices_ref is None:
-            raise RuntimeError(
-                "Internal: requested indices from spvalue with indices_ref=None"
-            )
-        return self._buffers[spvalue.indices_ref]
+        return self._buffer(spvalue.indices_ref, "indices")
 
     def indptr(self, spvalue):
         """The row-pointer buffer of a BCSR value."""
-        if spvalue.indptr_ref is None:
-            raise RuntimeError(
-                "Internal: requested indptr from spvalue with indptr_ref=None"
-            )
-        return self._buffers[spvalue.indptr_ref]
+        return self._buffer(spvalue.indptr_ref, "indptr")
 
     def dense(self, data):
         """A new dense value."""
@@ -233,20 +228,10 @@ def arrays_to_spvalues(spenv, args):
     """A pytree of (sparse) arrays as a pytree of values in `spenv`."""
 
     def array_to_spvalue(arg):
-        if isinstance(arg, BCOO):
+        if isinstance(arg, (BCOO, BCSR)):  # buffers: data, indices (and indptr)
             return spenv.sparse(
                 arg.shape,
-                arg.data,
-                arg.indices,
-                indices_sorted=arg.indices_sorted,
-                unique_indices=arg.unique_indices,
-            )
-        if isinstance(arg, BCSR):
-            return spenv.sparse(
-                arg.shape,
-                arg.data,
-                arg.indices,
-                arg.indptr,
+                *arg._bufs,
                 indices_sorted=arg.indices_sorted,
                 unique_indices=arg.unique_indices,
             )
@@ -259,21 +244,17 @@ def spvalues_to_arrays(spenv, spvalues):
     """A pytree of values in `spenv` as a pytree of (sparse) arrays."""
 
     def spvalue_to_array(spvalue):
-        if spvalue.is_bcoo():
-            return BCOO(
-                (spenv.data(spvalue), spenv.indices(spvalue)),
-                shape=spvalue.shape,
-                indices_sorted=spvalue.indices_sorted,
-                unique_indices=spvalue.unique_indices,
-            )
+        if spvalue.is_dense():
+            return spenv.data(spvalue)
+        cls, bufs = BCOO, (spenv.data(spvalue), spenv.indices(spvalue))
         if spvalue.is_bcsr():
-            return BCSR(
-                (spenv.data(spvalue), spenv.indices(spvalue), spenv.indptr(spvalue)),
-                shape=spvalue.shape,
-                indices_sorted=spvalue.indices_sorted,
-                unique_indices=spvalue.unique_indices,
-            )
-        return spenv.data(spvalue)
+            cls, bufs = BCSR, (*bufs, spenv.indptr(spvalue))
+        return cls(
+            bufs,
+            shape=spvalue.shape,
+            indices_sorted=spvalue.indices_sorted,
+            unique_indices=spvalue.unique_indices,
+        )
 
     return tree_util.tree_map(spvalue_to_array, spvalues, is_leaf=_is_spvalue)
 
@@ -381,6 +362,21 @@ def sparsify(f, use_tracer=False):
 # Sparse rules
 
 
+def _with_data(spenv, spvalue, data, unique_indices=None):
+    """A sparse value with new `data` on the index buffers of `spvalue` (shared, not
+    copied), keeping what is known of them (`unique_indices` overrides)."""
+    if unique_indices is None:
+        unique_indices = spvalue.unique_indices
+    return spenv.sparse(
+        spvalue.shape,
+        data,
+        indices_ref=spvalue.indices_ref,
+        indptr_ref=spvalue.indptr_ref,
+        indices_sorted=spvalue.indices_sorted,
+        unique_indices=unique_indices,
+    )
+
+
 def _ensure_unique_indices(spenv, spvalue):
     """`spvalue` with duplicate indices summed (same nse)."""
     if spvalue.is_dense() or spvalue.unique_indices:
@@ -398,16 +394,7 @@ def _zero_preserving_unary_op(prim, linear):
         if not linear:
             spvalue = _ensure_unique_indices(spenv, spvalue)
         out = prim.bind(spenv.data(spvalue), **params)
-        return (
-            spenv.sparse(
-                spvalue.shape,
-                out,
-                indices_ref=spvalue.indices_ref,
-                indptr_ref=spvalue.indptr_ref,
-                indices_sorted=spvalue.indices_sorted,
-                unique_indices=spvalue.unique_indices,
-            ),
-        )
+        return (_with_data(spenv, spvalue, out),)
 
     return rule
 
@@ -577,15 +564,7 @@ def _add_sparse(spenv, X, Y):
             )
         if X.indices_ref == Y.indices_ref:
             out = lax.add(spenv.data(X), spenv.data(Y))
-            return (
-                spenv.sparse(
-                    X.shape,
-                    out,
-                    indices_ref=X.indices_ref,
-                    indices_sorted=X.indices_sorted,
-                    unique_indices=X.unique_indices,
-                ),
-            )
+            return (_with_data(spenv, X, out),)
         x_indices, y_indices = spenv.indices(X), spenv.indices(Y)
         x_data, y_data = spenv.data(X), spenv.data(Y)
         if x_indices.ndim != y_indices.ndim or x_data.ndim != y_data.ndim:
@@ -625,30 +604,14 @@ def _mul_sparse(spenv, X, Y):
     if X.is_sparse() and Y.is_sparse():
         if X.indices_ref == Y.indices_ref and X.unique_indices:
             out = lax.mul(spenv.data(X), spenv.data(Y))
-            return (
-                spenv.sparse(
-                    X.shape,
-                    out,
-                    indices_ref=X.indices_ref,
-                    indices_sorted=X.indices_sorted,
-                    unique_indices=True,
-                ),
-            )
+            return (_with_data(spenv, X, out, unique_indices=True),)
         x, y = spvalues_to_arrays(spenv, (X, Y))
         mat = bcoo_multiply_sparse(x, y)
         return (spenv.sparse(mat.shape, mat.data, mat.indices),)
     if Y.is_sparse():
         X, Y = Y, X
     out = bcoo_multiply_dense(spvalues_to_arrays(spenv, X), spenv.data(Y))
-    return (
-        spenv.sparse(
-            X.shape,
-            out,
-            indices_ref=X.indices_ref,
-            indices_sorted=X.indices_sorted,
-            unique_indices=X.unique_indices,
-        ),
-    )
+    return (_with_data(spenv, X, out),)
 
 
 sparse_rules_bcoo[lax.mul_p] = _mul_sparse
@@ -662,15 +625,7 @@ def _div_sparse(spenv, X, Y):
             "arguments to a dense array."
         )
     out = bcoo_multiply_dense(spvalues_to_arrays(spenv, X), 1.0 / spenv.data(Y))
-    return (
-        spenv.sparse(
-            X.shape,
-            out,
-            indices_ref=X.indices_ref,
-            indices_sorted=X.indices_sorted,
-            unique_indices=X.unique_indices,
-        ),
-    )
+    return (_with_data(spenv, X, out),)
 
 
 sparse_rules_bcoo[lax.div_p] = _div_sparse
