@@ -14,7 +14,11 @@ when it is importable, with `jax` (CPU):
 - `newton`, `newton_vmap`: Newton `while_loop` for sqrt(a); its `vmap` over 4,096 values.
 - `rnn`: `lax.scan` RNN `h = tanh(W h + U x_t)`, hidden 64, 1,000 steps.
 
-Every (program, library) pair runs in a fresh subprocess, so caches are cold. `first call`
+Every (program, library) pair runs in a fresh subprocess, so caches are cold. Before
+the first, one untimed subprocess per library compiles a small loop, so that no
+measurement includes reading a library's compiler from disk (XLA's shared object, or
+LLVM's): importing JAX reads XLA's outside its first call, and the first native
+compile reads LLVM's inside jaxlite's. `first call`
 is trace + compile + run of the jitted function, from just before the call to
 `block_until_ready` (imports and building the inputs excluded); `steady` is the best of
 several repeats of the warm call. Milliseconds; ratios are jaxlite / JAX. Peak memory is
@@ -317,12 +321,34 @@ def worker(lib, name, repeat, batch_s, out_path):
 # --- the parent: spawn workers, compare, tabulate ------------------------------------
 
 
-def run_worker(lib, name, quick, backend, tmpdir):
+def _worker_env(lib, backend):
     env = dict(os.environ)
     if lib == "jaxlite" and backend:
         env["JAXLITE_BACKEND"] = backend
     if lib == "jax":
         env.setdefault("JAX_PLATFORMS", "cpu")
+    return env
+
+
+_WARM_UP = """
+import {lib} as jx
+jx.jit(lambda x: jx.lax.fori_loop(0, 10_000, lambda i, c: c * 0.5 + 1.0, x))(1.0)
+"""
+
+
+def warm_up(lib, backend):
+    """Compile a small loop in an untimed subprocess: the operating system then has
+    the library's compiler in its file cache (see the module docstring)."""
+    subprocess.run(
+        [sys.executable, "-c", _WARM_UP.format(lib=lib)],
+        env=_worker_env(lib, backend),
+        capture_output=True,
+        timeout=600,
+    )
+
+
+def run_worker(lib, name, quick, backend, tmpdir):
+    env = _worker_env(lib, backend)
     out_path = os.path.join(tmpdir, f"{lib}-{name}.npz")
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", lib, name, out_path]
     if quick:
@@ -431,6 +457,8 @@ def main(argv):
     if libs == ["jaxlite"]:
         print("jax is not importable: running jaxlite alone")
 
+    for lib in libs:
+        warm_up(lib, opts.backend)
     rows = []
     with tempfile.TemporaryDirectory() as tmpdir:
         for name in names:
