@@ -14,9 +14,7 @@ size 2), multihost_utils in one process (against JAX's), the launcher's command.
 """
 
 import functools
-import importlib.util
 import os
-import subprocess
 import sys
 import time
 
@@ -27,39 +25,16 @@ import jaxlite as jax
 from jaxlite import launch, lax
 from jaxlite.experimental import multihost_utils as mu
 from jaxlite.sharding import PartitionSpec as P
+from mpi_util import needs_mpi, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "distributed_program.py")
 
 
-def _mpiexec():
-    try:
-        return launch.find_mpiexec()
-    except FileNotFoundError:
-        return None
-
-
-needs_mpi = pytest.mark.skipif(
-    importlib.util.find_spec("mpi4py") is None or _mpiexec() is None,
-    reason="needs mpi4py and an mpiexec (pip install mpi4py mpich)",
-)
-
-
 def _run(n, program, *, env=(), timeout=120, via_launcher=False):
     """Run `program` (a script and its arguments) in `n` processes."""
-    if via_launcher:
-        command = [sys.executable, "-m", "jaxlite.launch", "-n", str(n), *program]
-    else:
-        command = launch.mpiexec_command(n, program)
-    environ = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("JAX_NUM_CPU", "JAXLITE_BACKEND", "PMI_", "OMPI_"))
-    }
-    environ.update(env)
-    return subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, env=environ
-    )
+    how = "launcher" if via_launcher else "mpiexec"
+    return run(n, program, env=env, timeout=timeout, how=how)
 
 
 @functools.cache

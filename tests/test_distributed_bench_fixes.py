@@ -13,7 +13,6 @@ The mpiexec tests need mpi4py and an mpiexec and are skipped without them, as in
 tests/test_distributed.py.
 """
 
-import importlib.util
 import os
 import subprocess
 
@@ -23,19 +22,7 @@ import pytest
 
 from jaxlite import launch
 from jaxlite.distributed import mpi
-
-
-def _mpiexec():
-    try:
-        return launch.find_mpiexec()
-    except FileNotFoundError:
-        return None
-
-
-needs_mpi = pytest.mark.skipif(
-    importlib.util.find_spec("mpi4py") is None or _mpiexec() is None,
-    reason="needs mpi4py and an mpiexec (pip install mpi4py mpich)",
-)
+from mpi_util import needs_mpi
 
 DTYPES = ("float32", "float64", "int32", "int8", "bool", "bfloat16")
 

@@ -24,7 +24,8 @@ import pytest
 
 from jaxlite.core import Array, Tracer
 from jaxlite.distributed.global_array import GlobalArray
-from test_distributed import _run, needs_mpi
+from mpi_util import needs_mpi
+from test_distributed import _run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "distributed_eager_program.py")

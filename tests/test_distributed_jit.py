@@ -25,7 +25,8 @@ import jaxlite as jax
 import jaxlite.numpy as jnp
 from jaxlite import lax
 from jaxlite.sharding import PartitionSpec as P
-from test_distributed import _run, needs_mpi
+from mpi_util import needs_mpi
+from test_distributed import _run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "distributed_jit_program.py")

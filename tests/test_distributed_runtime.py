@@ -23,9 +23,7 @@ in its loop (never hoisted), and native host calls get buffers without copies.
 """
 
 import functools
-import importlib.util
 import os
-import subprocess
 import sys
 import time
 
@@ -33,39 +31,17 @@ import numpy as np
 import pytest
 
 import jaxlite as jax
-from jaxlite import launch
+from mpi_util import needs_mpi, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM = os.path.join(HERE, "distributed_runtime_program.py")
 
 
-def _mpiexec():
-    try:
-        return launch.find_mpiexec()
-    except FileNotFoundError:
-        return None
-
-
-needs_mpi = pytest.mark.skipif(
-    importlib.util.find_spec("mpi4py") is None or _mpiexec() is None,
-    reason="needs mpi4py and an mpiexec (pip install mpi4py mpich)",
-)
-
-
 def _run(n, program, *, env=(), timeout=120):
-    """Run `program` (a script and its arguments) in `n` processes, plain mpiexec."""
-    command = launch.mpiexec_command(n, program)
-    command = command[: command.index("-m")] + program  # not through the launcher
-    environ = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("JAX_NUM_CPU", "JAXLITE_BACKEND", "PMI_", "OMPI_"))
-    }
-    environ.update(env)
+    """Run `program` (a script and its arguments) in `n` processes, plain mpiexec;
+    its result and how long it took."""
     start = time.monotonic()
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, env=environ
-    )
+    done = run(n, program, env=env, timeout=timeout, how="plain")
     return done, time.monotonic() - start
 
 

@@ -21,6 +21,8 @@ import sys
 import numpy as np
 import pytest
 
+from mpi_util import needs_mpi
+
 HERE = os.path.abspath(__file__)
 
 
@@ -237,21 +239,6 @@ def _check_brief(got):
         for mode in ("eager", "jit"):
             for k, v in gs.items():
                 np.testing.assert_array_equal(got[f"{cv}/{mode}/{k}"].ravel(), v)
-
-
-def _mpiexec():
-    from jaxlite import launch
-
-    try:
-        return launch.find_mpiexec()
-    except FileNotFoundError:
-        return None
-
-
-needs_mpi = pytest.mark.skipif(
-    importlib.util.find_spec("mpi4py") is None or _mpiexec() is None,
-    reason="needs mpi4py and an mpiexec (pip install mpi4py mpich)",
-)
 
 
 @pytest.mark.parametrize("n", [2, 4])

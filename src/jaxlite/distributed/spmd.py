@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxlite import backend
-from jaxlite.core import Array, ClosedJaxpr, Jaxpr, Literal, ShapedArray
+from jaxlite.core import Array, Literal, ShapedArray, subjaxprs
 from jaxlite.distributed.global_array import GlobalArray, seen, spans_processes
 from jaxlite.distributed.topology import mesh_layout, spec_entries
 from jaxlite.interpreters.partial_eval import trace_to_jaxpr
@@ -103,22 +103,12 @@ def partitioner_error(eqn, aval, layout):
 # Which jaxprs need it
 
 
-def _sub_jaxprs(params):
-    for v in params.values():
-        if isinstance(v, (Jaxpr, ClosedJaxpr)):
-            yield v
-        elif isinstance(v, (tuple, list)):
-            for x in v:
-                if isinstance(x, (Jaxpr, ClosedJaxpr)):
-                    yield x
-
-
 def _has_layout_equations(jaxpr):
     jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     for eqn in jaxpr.eqns:
         if eqn.primitive in layout_primitives.values():
             return True
-        if any(_has_layout_equations(sub) for sub in _sub_jaxprs(eqn.params)):
+        if any(_has_layout_equations(sub) for sub in subjaxprs(eqn.params)):
             return True
     return False
 
@@ -197,7 +187,7 @@ def _local_equation(eqn, layouts, invals):
     split = any(layout is not None for layout in layouts)
     if prim in layout_primitives.values() or (
         rule is not None
-        and (split or any(map(_has_layout_equations, _sub_jaxprs(eqn.params))))
+        and (split or any(map(_has_layout_equations, subjaxprs(eqn.params))))
     ):
         return rule(layouts, *invals, **eqn.params)
     if split:
@@ -205,7 +195,7 @@ def _local_equation(eqn, layouts, invals):
             return _elementwise(eqn, layouts, invals)
         i = next(i for i, layout in enumerate(layouts) if layout is not None)
         raise partitioner_error(eqn, eqn.invars[i].aval, layouts[i])
-    if any(map(_has_layout_equations, _sub_jaxprs(eqn.params))):
+    if any(map(_has_layout_equations, subjaxprs(eqn.params))):
         raise NotImplementedError(
             f"jit: a shard_map whose arguments or results are split across "
             f"processes runs inside '{prim}'; jaxlite runs such shard_maps only "
