@@ -12,7 +12,8 @@ native buffers: the same MPI call reads the operand where native code keeps it a
 its result is written into native code's result buffer, so a loop with a psum across
 processes in its body runs natively. They are pinned in their loops (never hoisted),
 so every process makes the same MPI calls in the same order whichever tier runs a
-loop.
+loop, and tiering weighs them as host calls: a jitted function that is mostly
+collectives gains nothing natively (its time is MPI's) and stays on NumPy.
 
 - `process_allreduce` (sum, max, min): the same value on every process.
 - `process_all_gather`: the processes' blocks concatenated along `axis`.
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxlite.backend.lowering import pinned_primitives
+from jaxlite.backend.lowering import host_call_primitives, pinned_primitives
 from jaxlite.backend.native import native_rules
 from jaxlite.backend.native.host import buffer_functions
 from jaxlite.core import (
@@ -164,6 +165,7 @@ ad.transpose_rules[process_allreduce_p] = _allreduce_transpose
 batching.batch_rules[process_allreduce_p] = _elementwise_batch(process_allreduce_p)
 native_rules[process_allreduce_p] = "host_call"
 pinned_primitives.add(process_allreduce_p)
+host_call_primitives.add(process_allreduce_p)  # natively, a call into Python
 buffer_functions[process_allreduce_p] = _allreduce_on_buffers
 
 
@@ -198,6 +200,7 @@ ad.deflinear(process_all_gather_p, _all_gather_transpose)
 batching.batch_rules[process_all_gather_p] = _axis_batch(process_all_gather_p, "axis")
 native_rules[process_all_gather_p] = "host_call"
 pinned_primitives.add(process_all_gather_p)
+host_call_primitives.add(process_all_gather_p)  # natively, a call into Python
 buffer_functions[process_all_gather_p] = _on_buffers(_all_gather_impl)
 
 
@@ -234,6 +237,7 @@ batching.batch_rules[process_reduce_scatter_p] = _axis_batch(
 )
 native_rules[process_reduce_scatter_p] = "host_call"
 pinned_primitives.add(process_reduce_scatter_p)
+host_call_primitives.add(process_reduce_scatter_p)  # natively, a call into Python
 buffer_functions[process_reduce_scatter_p] = _on_buffers(_reduce_scatter_impl)
 
 
@@ -280,6 +284,7 @@ batching.batch_rules[process_all_to_all_p] = _axis_batch(
 )
 native_rules[process_all_to_all_p] = "host_call"
 pinned_primitives.add(process_all_to_all_p)
+host_call_primitives.add(process_all_to_all_p)  # natively, a call into Python
 buffer_functions[process_all_to_all_p] = _on_buffers(_all_to_all_impl)
 
 
@@ -307,6 +312,7 @@ ad.deflinear(process_permute_p, _permute_transpose)
 batching.batch_rules[process_permute_p] = _axis_batch(process_permute_p, "axis")
 native_rules[process_permute_p] = "host_call"
 pinned_primitives.add(process_permute_p)
+host_call_primitives.add(process_permute_p)  # natively, a call into Python
 buffer_functions[process_permute_p] = _on_buffers(_permute_impl)
 
 
