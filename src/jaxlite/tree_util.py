@@ -94,15 +94,21 @@ def _flatten(node, leaves, spec):
     elif kind is _NONE:
         spec.append(_NONE_DESC)
     else:
-        try:
-            children, aux = kind.flatten(node)
-            if type(children) is not tuple and type(children) is not list:
-                children = tuple(children)
-        except (TypeError, ValueError):
-            raise _bad_flatten_error(kind.flatten(node)) from None
+        children, aux = _custom_children(kind, node)
         spec.append((kind, aux, len(children)))
         for child in children:
             _flatten(child, leaves, spec)
+
+
+def _custom_children(kind, node):
+    """`(children, aux_data)` of a custom node, children as a tuple or list."""
+    try:
+        children, aux = kind.flatten(node)
+        if type(children) is not tuple and type(children) is not list:
+            children = tuple(children)
+    except (TypeError, ValueError):
+        raise _bad_flatten_error(kind.flatten(node)) from None
+    return children, aux
 
 
 def _bad_flatten_error(result):
@@ -125,12 +131,7 @@ def _flatten_is_leaf(node, leaves, spec, is_leaf):
         leaves.append(node)
         spec.append(_LEAF)
         return
-    try:
-        children, aux = kind.flatten(node)
-        if type(children) is not tuple and type(children) is not list:
-            children = tuple(children)
-    except (TypeError, ValueError):
-        raise _bad_flatten_error(kind.flatten(node)) from None
+    children, aux = _custom_children(kind, node)
     spec.append((kind, aux, len(children)))
     for child in children:
         _flatten_is_leaf(child, leaves, spec, is_leaf)

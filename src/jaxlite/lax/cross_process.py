@@ -120,6 +120,16 @@ def _on_buffers(impl):
     return function
 
 
+def _as_mpi_call(prim, on_buffers):
+    """The backends' side of a collective across processes: natively a host call
+    given the native buffers (`on_buffers`), pinned in its loops and weighed by
+    tiering as a call into Python (see the module docstring)."""
+    native_rules[prim] = "host_call"
+    pinned_primitives.add(prim)
+    host_call_primitives.add(prim)
+    buffer_functions[prim] = on_buffers
+
+
 # --------------------------------------------------------------------------------------
 # process_allreduce
 
@@ -163,10 +173,7 @@ abstract_eval_rules[process_allreduce_p] = _same_aval
 ad.jvp_rules[process_allreduce_p] = _allreduce_jvp
 ad.transpose_rules[process_allreduce_p] = _allreduce_transpose
 batching.batch_rules[process_allreduce_p] = _elementwise_batch(process_allreduce_p)
-native_rules[process_allreduce_p] = "host_call"
-pinned_primitives.add(process_allreduce_p)
-host_call_primitives.add(process_allreduce_p)  # natively, a call into Python
-buffer_functions[process_allreduce_p] = _allreduce_on_buffers
+_as_mpi_call(process_allreduce_p, _allreduce_on_buffers)
 
 
 # --------------------------------------------------------------------------------------
@@ -198,10 +205,7 @@ impl_rules[process_all_gather_p] = _all_gather_impl
 abstract_eval_rules[process_all_gather_p] = _all_gather_abstract
 ad.deflinear(process_all_gather_p, _all_gather_transpose)
 batching.batch_rules[process_all_gather_p] = _axis_batch(process_all_gather_p, "axis")
-native_rules[process_all_gather_p] = "host_call"
-pinned_primitives.add(process_all_gather_p)
-host_call_primitives.add(process_all_gather_p)  # natively, a call into Python
-buffer_functions[process_all_gather_p] = _on_buffers(_all_gather_impl)
+_as_mpi_call(process_all_gather_p, _on_buffers(_all_gather_impl))
 
 
 def _reduce_scatter_impl(x, *, axis_name, group, axis):
@@ -235,10 +239,7 @@ ad.deflinear(process_reduce_scatter_p, _reduce_scatter_transpose)
 batching.batch_rules[process_reduce_scatter_p] = _axis_batch(
     process_reduce_scatter_p, "axis"
 )
-native_rules[process_reduce_scatter_p] = "host_call"
-pinned_primitives.add(process_reduce_scatter_p)
-host_call_primitives.add(process_reduce_scatter_p)  # natively, a call into Python
-buffer_functions[process_reduce_scatter_p] = _on_buffers(_reduce_scatter_impl)
+_as_mpi_call(process_reduce_scatter_p, _on_buffers(_reduce_scatter_impl))
 
 
 # --------------------------------------------------------------------------------------
@@ -282,10 +283,7 @@ ad.deflinear(process_all_to_all_p, _all_to_all_transpose)
 batching.batch_rules[process_all_to_all_p] = _axis_batch(
     process_all_to_all_p, "split_axis", "concat_axis"
 )
-native_rules[process_all_to_all_p] = "host_call"
-pinned_primitives.add(process_all_to_all_p)
-host_call_primitives.add(process_all_to_all_p)  # natively, a call into Python
-buffer_functions[process_all_to_all_p] = _on_buffers(_all_to_all_impl)
+_as_mpi_call(process_all_to_all_p, _on_buffers(_all_to_all_impl))
 
 
 # --------------------------------------------------------------------------------------
@@ -310,10 +308,7 @@ impl_rules[process_permute_p] = _permute_impl
 abstract_eval_rules[process_permute_p] = _same_aval
 ad.deflinear(process_permute_p, _permute_transpose)
 batching.batch_rules[process_permute_p] = _axis_batch(process_permute_p, "axis")
-native_rules[process_permute_p] = "host_call"
-pinned_primitives.add(process_permute_p)
-host_call_primitives.add(process_permute_p)  # natively, a call into Python
-buffer_functions[process_permute_p] = _on_buffers(_permute_impl)
+_as_mpi_call(process_permute_p, _on_buffers(_permute_impl))
 
 
 # --------------------------------------------------------------------------------------
